@@ -1,0 +1,267 @@
+"""Multi-resource allocation problems: individuals x resources, capacities, clinical needs.
+
+An :class:`AllocationProblem` is validated once, immutable, and holds everything the metrics and the
+solvers need as numpy arrays. An allocation is an array ``x`` of shape ``(n, R)`` (or a stack
+``(B, n, R)``); ``x[i, r]`` is the amount of resource ``r`` given to individual ``i``.
+
+Feasibility: ``sum_i x[i, r] <= capacity[r]``, ``x >= 0``, and ``x[:, r]`` integral for every
+indivisible resource. Giving a resource to someone who does not need it (or more than they need) is
+feasible but reported as *waste*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from fairarena.errors import InputError
+
+__all__ = [
+    "AllocationProblem",
+    "allocation_from_mapping",
+    "allocation_to_mapping",
+    "check_feasibility",
+    "is_feasible",
+    "waste",
+]
+
+_INT_ATOL = 1e-9
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=float if a.dtype != bool else bool, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class AllocationProblem:
+    """A validated multi-resource allocation problem (immutable arrays).
+
+    Attributes:
+        ids: individual (patient) ids, length ``n``.
+        resources: resource names, length ``R``.
+        capacity: ``(R,)`` available amount of each resource.
+        need: ``(n, R)`` required amount; 0 where the resource is not needed.
+        indivisible: ``(R,)`` True for integer resources (beds, ventilators, surgery slots).
+        survival: ``(n,)`` probability of survival given adequate care, in [0, 1].
+        urgency: ``(n,)`` urgency rank, higher is more urgent (used by entitlement/priority rules).
+        disadvantage: ``(n,)`` disadvantage weights ``w`` (non-negative, sum 1).
+        vulnerability: ``(n,)`` vulnerability weights ``v`` (non-negative, sum 1).
+        gini_resource: the resource whose per-individual amounts the ``gini`` metric measures.
+    """
+
+    ids: tuple[str, ...]
+    resources: tuple[str, ...]
+    capacity: np.ndarray
+    need: np.ndarray
+    indivisible: np.ndarray
+    survival: np.ndarray
+    urgency: np.ndarray
+    disadvantage: np.ndarray
+    vulnerability: np.ndarray
+    gini_resource: str = "Nursing"
+    needed: np.ndarray = field(init=False, repr=False)
+    n_needed: np.ndarray = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        ids = tuple(str(i) for i in self.ids)
+        resources = tuple(str(r) for r in self.resources)
+        n, R = len(ids), len(resources)
+        if n == 0:
+            raise InputError("ids", ids, "at least one individual")
+        if len(set(ids)) != n:
+            dup = sorted({i for i in ids if ids.count(i) > 1})
+            raise InputError("ids", dup, "unique individual ids (duplicates found)")
+        if R == 0 or len(set(resources)) != R:
+            raise InputError("resources", resources, "a non-empty list of distinct resource names")
+        if self.gini_resource not in resources:
+            raise InputError("gini_resource", self.gini_resource, f"one of {list(resources)}")
+
+        def arr(name: str, value: Any, shape: tuple[int, ...], *, lo: float | None = 0.0,
+                hi: float | None = None) -> np.ndarray:
+            a = np.asarray(value, dtype=float)
+            if a.shape != shape:
+                raise InputError(name, a.shape, f"shape {shape}")
+            if not np.all(np.isfinite(a)):
+                raise InputError(name, a.tolist(), "finite numbers (no NaN or infinity)")
+            if lo is not None and np.any(a < lo):
+                raise InputError(name, a.tolist(), f"values >= {lo:g}")
+            if hi is not None and np.any(a > hi):
+                raise InputError(name, a.tolist(), f"values <= {hi:g}")
+            return a
+
+        capacity = arr("capacity", self.capacity, (R,))
+        need = arr("need", self.need, (n, R))
+        indivisible = np.asarray(self.indivisible, dtype=bool)
+        if indivisible.shape != (R,):
+            raise InputError("indivisible", indivisible.shape, f"shape {(R,)}")
+        survival = arr("survival", self.survival, (n,), hi=1.0)
+        urgency = arr("urgency", self.urgency, (n,), lo=None)
+        weights = {}
+        for name in ("disadvantage", "vulnerability"):
+            w = arr(name, getattr(self, name), (n,))
+            if not np.isclose(w.sum(), 1.0, atol=1e-9):
+                raise InputError(name, w.tolist(), "weights summing to 1")
+            weights[name] = w
+        for r in np.flatnonzero(indivisible):
+            if abs(capacity[r] - round(capacity[r])) > _INT_ATOL:
+                raise InputError(f"capacity.{resources[r]}", capacity[r], "an integer (indivisible resource)")
+            bad = np.flatnonzero(np.abs(need[:, r] - np.round(need[:, r])) > _INT_ATOL)
+            if bad.size:
+                i = int(bad[0])
+                raise InputError(f"need[{ids[i]}].{resources[r]}", need[i, r],
+                                 "an integer (indivisible resource)")
+        needed = need > 0
+        n_needed = needed.sum(axis=1)
+        if np.any(n_needed == 0):
+            i = int(np.flatnonzero(n_needed == 0)[0])
+            raise InputError(f"need[{ids[i]}]", {}, "at least one needed resource per individual")
+
+        set_ = object.__setattr__
+        set_(self, "ids", ids)
+        set_(self, "resources", resources)
+        set_(self, "capacity", _readonly(capacity))
+        set_(self, "need", _readonly(need))
+        set_(self, "indivisible", _readonly(indivisible))
+        set_(self, "survival", _readonly(survival))
+        set_(self, "urgency", _readonly(urgency))
+        set_(self, "disadvantage", _readonly(weights["disadvantage"]))
+        set_(self, "vulnerability", _readonly(weights["vulnerability"]))
+        set_(self, "needed", _readonly(needed))
+        set_(self, "n_needed", _readonly(n_needed.astype(float)))
+
+    # -- shape helpers -----------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of individuals."""
+        return len(self.ids)
+
+    @property
+    def n_resources(self) -> int:
+        """Number of resources."""
+        return len(self.resources)
+
+    @property
+    def gini_index(self) -> int:
+        """Column index of :attr:`gini_resource`."""
+        return self.resources.index(self.gini_resource)
+
+    def zeros(self) -> np.ndarray:
+        """The empty allocation (always feasible)."""
+        return np.zeros((self.n, self.n_resources))
+
+
+# -- allocations as mappings (file format) ------------------------------------------------------
+
+def allocation_from_mapping(problem: AllocationProblem, mapping: Mapping[str, Mapping[str, Any]],
+                            field_name: str = "allocation") -> np.ndarray:
+    """Turn ``{id: {resource: amount}}`` into an ``(n, R)`` array, validating every entry.
+
+    Missing individuals or resources mean 0. Unknown ids/resources, non-numeric, negative or
+    non-finite amounts raise :class:`InputError` naming ``allocation.ID.RESOURCE``.
+    Integrality and capacity are *not* checked here: an infeasible allocation is a valid input to
+    scoring (see :func:`check_feasibility`).
+    """
+    if not isinstance(mapping, Mapping):
+        raise InputError(field_name, mapping, "an object {PATIENT_ID: {RESOURCE: amount}}")
+    index = {pid: k for k, pid in enumerate(problem.ids)}
+    rindex = {r: k for k, r in enumerate(problem.resources)}
+    x = problem.zeros()
+    for pid, row in mapping.items():
+        if pid not in index:
+            raise InputError(f"{field_name}.{pid}", pid, f"a known patient id, one of {list(problem.ids)}")
+        if not isinstance(row, Mapping):
+            raise InputError(f"{field_name}.{pid}", row, "an object {RESOURCE: amount}")
+        for res, amount in row.items():
+            if res not in rindex:
+                raise InputError(f"{field_name}.{pid}.{res}", res,
+                                 f"a known resource, one of {list(problem.resources)}")
+            if isinstance(amount, bool) or not isinstance(amount, (int, float)):
+                raise InputError(f"{field_name}.{pid}.{res}", amount, "a number")
+            value = float(amount)
+            if not np.isfinite(value):
+                raise InputError(f"{field_name}.{pid}.{res}", amount, "a finite number (no NaN or infinity)")
+            if value < 0:
+                raise InputError(f"{field_name}.{pid}.{res}", amount, "an amount >= 0")
+            x[index[pid], rindex[res]] = value
+    return x
+
+
+def _num(value: float, integral: bool) -> int | float:
+    if integral or abs(value - round(value)) <= 1e-9:
+        return int(round(value))
+    return float(round(value, 9))
+
+
+def allocation_to_mapping(problem: AllocationProblem, x: np.ndarray) -> dict[str, dict[str, int | float]]:
+    """``(n, R)`` array -> ``{id: {resource: amount}}`` listing every needed or non-zero entry.
+
+    Integral amounts are written as ints; others rounded to 9 decimals (solver noise).
+    """
+    x = np.asarray(x, dtype=float)
+    out: dict[str, dict[str, int | float]] = {}
+    for i, pid in enumerate(problem.ids):
+        row: dict[str, int | float] = {}
+        for r, res in enumerate(problem.resources):
+            if problem.needed[i, r] or abs(x[i, r]) > 1e-12:
+                row[res] = _num(float(x[i, r]), bool(problem.indivisible[r]))
+        out[pid] = row
+    return out
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def check_feasibility(problem: AllocationProblem, x: np.ndarray, atol: float = 1e-6) -> list[str]:
+    """Every way ``x`` breaks the problem's constraints, as readable strings (empty = feasible).
+
+    E.g. ``"MedA total 50 exceeds capacity 45"``, ``"ICU for P3 is 0.5, not an integer"``,
+    ``"Nursing for P1 is negative (-2)"``.
+    """
+    x = np.asarray(x, dtype=float)
+    if x.shape != (problem.n, problem.n_resources):
+        raise InputError("allocation", x.shape, f"shape {(problem.n, problem.n_resources)}")
+    out: list[str] = []
+    for i, pid in enumerate(problem.ids):
+        for r, res in enumerate(problem.resources):
+            v = x[i, r]
+            if not np.isfinite(v):
+                out.append(f"{res} for {pid} is {v}, not a finite number")
+            elif v < -atol:
+                out.append(f"{res} for {pid} is negative ({_fmt(v)})")
+            elif problem.indivisible[r] and abs(v - round(v)) > atol:
+                out.append(f"{res} for {pid} is {_fmt(v)}, not an integer (indivisible resource)")
+    totals = np.nansum(x, axis=0)
+    for r, res in enumerate(problem.resources):
+        if totals[r] > problem.capacity[r] + atol:
+            out.append(f"{res} total {_fmt(totals[r])} exceeds capacity {_fmt(problem.capacity[r])}")
+    return out
+
+
+def is_feasible(problem: AllocationProblem, x: np.ndarray, atol: float = 1e-6) -> np.ndarray | bool:
+    """Vectorised feasibility for ``x`` of shape ``(n, R)`` or ``(B, n, R)`` (bool or ``(B,)`` bools)."""
+    x = np.asarray(x, dtype=float)
+    finite = np.all(np.isfinite(x), axis=(-2, -1))
+    xs = np.where(np.isfinite(x), x, 0.0)
+    nonneg = np.all(xs >= -atol, axis=(-2, -1))
+    ind = problem.indivisible
+    integral = np.all(np.abs(xs[..., ind] - np.round(xs[..., ind])) <= atol, axis=(-2, -1))
+    within = np.all(xs.sum(axis=-2) <= problem.capacity + atol, axis=-1)
+    ok = finite & nonneg & integral & within
+    return bool(ok) if np.ndim(ok) == 0 else ok
+
+
+def waste(problem: AllocationProblem, x: np.ndarray) -> dict[str, float]:
+    """Total amount per resource allocated beyond need (including to individuals who need none)."""
+    x = np.asarray(x, dtype=float)
+    extra = np.maximum(x - problem.need, 0.0).sum(axis=-2)
+    return {res: float(extra[r]) for r, res in enumerate(problem.resources) if extra[r] > 1e-12}
+
+
+def stack(allocations: Sequence[np.ndarray]) -> np.ndarray:
+    """Stack allocations into ``(B, n, R)``."""
+    return np.stack([np.asarray(a, dtype=float) for a in allocations])

@@ -1,0 +1,154 @@
+"""``fairarena triage ...``: cohorts, metrics, framework optima, non-degeneracy. Each command is one
+call into :mod:`fairarena.triage`."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from fairarena.cli_common import cli_errors, console, emit_json
+from fairarena.fsutil import atomic_write_json
+from fairarena.provenance import run_record
+from fairarena.triage.cohort import CAPACITY_VARIANTS, load_cohort, sample_cohort
+from fairarena.triage.metrics import (
+    FRAMEWORKS,
+    METRIC_KEYS,
+    allocation_to_mapping,
+    check_nondegenerate,
+    compute_metrics,
+    load_allocation,
+    optimal_allocation,
+)
+
+CapacityVariant = Enum("CapacityVariant", {k: k for k in CAPACITY_VARIANTS}, type=str)  # type: ignore[misc]
+FrameworkName = Enum("FrameworkName", {k: k for k in FRAMEWORKS}, type=str)  # type: ignore[misc]
+
+triage_app = typer.Typer(name="triage", help="Hospital-triage allocation: cohorts, metrics, optima.",
+                         no_args_is_help=True)
+
+
+def _metrics_json(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: m[k] for k in (*METRIC_KEYS, "cnss", "feasible", "violations", "waste")}
+
+
+def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("framework")
+    table.add_column("direction")
+    by_metric = {f.metric: f for f in FRAMEWORKS.values()}
+    for k in METRIC_KEYS:
+        f = by_metric[k]
+        table.add_row(f.label, f"{m[k]:.4f}", f.name, "higher" if f.direction == "max" else "lower")
+    console.print(table)
+    console.print("CNSS: " + ", ".join(f"{pid} {c:.3f}" for pid, c in zip(ids, m["cnss"])))
+    if m["feasible"]:
+        console.print("feasible: yes")
+    else:
+        console.print("[bold red]feasible: no[/]")
+        for v in m["violations"]:
+            console.print(f"  - {v}")
+
+
+@triage_app.command("cohort")
+@cli_errors
+def cohort_cmd(
+    seed: int = typer.Option(..., "--seed", help="Random seed (numpy default_rng)."),
+    capacity: CapacityVariant = typer.Option("tight", "--capacity", help="Capacity variant."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Cohort JSON file (default: stdout)."),
+    no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep slot order (P1 = first archetype)."),
+) -> None:
+    """Sample a cohort of eight patients (one per archetype) with a capacity variant."""
+    cohort = sample_cohort(seed, capacity.value, shuffle_slots=not no_shuffle)
+    data = cohort.to_dict()
+    data["meta"]["provenance"] = run_record({"command": "triage cohort", "capacity": capacity.value,
+                                             "shuffle_slots": not no_shuffle}, seed)
+    if out is None:
+        emit_json(data)
+    else:
+        atomic_write_json(out, data)
+        console.print(f"wrote {out} ({len(cohort.patients)} patients, capacity {capacity.value})")
+
+
+@triage_app.command("metrics")
+@cli_errors
+def metrics_cmd(
+    cohort: Path = typer.Option(..., "--cohort", help="Cohort JSON file."),
+    allocation: Path = typer.Option(..., "--allocation", help='Allocation JSON {"allocation": {...}}.'),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Score an allocation under the six metrics; infeasible allocations are scored and flagged."""
+    c = load_cohort(cohort)
+    problem = c.to_problem()
+    m = compute_metrics(problem, load_allocation(allocation, problem))
+    if as_json:
+        emit_json(_metrics_json(m))
+    else:
+        _metrics_table(m, c.ids, f"metrics of {allocation.name}")
+
+
+@triage_app.command("optimal")
+@cli_errors
+def optimal_cmd(
+    cohort: Path = typer.Option(..., "--cohort", help="Cohort JSON file."),
+    framework: FrameworkName = typer.Option(..., "--framework", help="Ethical framework."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the allocation file here."),
+) -> None:
+    """The allocation one framework would choose alone (exact MILP / entitlement rule)."""
+    c = load_cohort(cohort)
+    problem = c.to_problem()
+    x = optimal_allocation(problem, framework.value)
+    alloc = allocation_to_mapping(problem, x)
+    m = _metrics_json(compute_metrics(problem, x))
+    if out is not None:
+        atomic_write_json(out, {"allocation": alloc, "meta": {
+            "framework": framework.value, "cohort": str(cohort),
+            "provenance": run_record({"command": "triage optimal", "framework": framework.value}, None)}})
+    if as_json:
+        emit_json({"framework": framework.value, "allocation": alloc, "metrics": m})
+        return
+    table = Table(title=f"{framework.value} allocation")
+    table.add_column("patient")
+    for r in problem.resources:
+        table.add_column(r, justify="right")
+    table.add_column("CNSS", justify="right")
+    for i, pid in enumerate(problem.ids):
+        table.add_row(pid, *(f"{x[i, r]:g}" if problem.needed[i, r] or x[i, r] else "-"
+                             for r in range(problem.n_resources)), f"{m['cnss'][i]:.3f}")
+    console.print(table)
+    _metrics_table(m, c.ids, "metrics")
+
+
+@triage_app.command("nondegenerate")
+@cli_errors
+def nondegenerate_cmd(
+    cohort: Path = typer.Option(..., "--cohort", help="Cohort JSON file."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    tolerance: float = typer.Option(1e-4, "--tolerance", min=0.0, help="Loss tolerance per framework."),
+) -> None:
+    """Do the six frameworks' optima disagree? Exact MILP check, loss matrix, conflicting pairs."""
+    report = check_nondegenerate(load_cohort(cohort).to_problem(), tol=tolerance)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    console.print(f"non-degenerate: [bold]{'yes' if report.nondegenerate else 'no'}[/] (tolerance {tolerance:g})")
+    table = Table(title="loss of framework (row) at the optimum of framework (column)")
+    table.add_column("")
+    for g in report.frameworks:
+        table.add_column(g[:6], justify="right")
+    for f in report.frameworks:
+        table.add_row(f, *(f"{report.loss[f][g]:.3f}" for g in report.frameworks))
+    console.print(table)
+    for a, b, v in report.conflicts:
+        console.print(f"conflict: {a} vs {b} (loss {v:.3f})")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``triage`` command group to the top-level app."""
+    app.add_typer(triage_app, name="triage")
