@@ -22,6 +22,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "fairarena.bandit.cli",
     "fairarena.demo",
+    "fairarena.triage.cli",
 )
 
 for _name in COMMAND_MODULES:
