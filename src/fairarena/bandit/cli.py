@@ -1,0 +1,150 @@
+"""CLI: ``fairarena policy``, ``score``, ``check`` and ``notions``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from fairarena.cli_common import cli_errors, console, emit_json
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("notions")
+    @cli_errors
+    def notions_cmd(json_out: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+        """List the registered fairness notions."""
+        from fairarena.bandit.notions import NOTIONS
+
+        rows = [{"name": n.name, "title": n.title, "summary": n.summary, "source": n.source} for n in NOTIONS.values()]
+        if json_out:
+            emit_json(rows)
+            return
+        t = Table(title="Fairness notions")
+        for col in ("name", "title", "summary", "source"):
+            t.add_column(col, overflow="fold")
+        for r in rows:
+            t.add_row(r["name"], r["title"], r["summary"], r["source"])
+        console.print(t)
+
+    @app.command("policy")
+    @cli_errors
+    def policy_cmd(
+        notion: str = typer.Option(..., "--notion", help="pf, ef, uf, nsw, ggi or maximin."),
+        rewards: Path = typer.Option(..., "--rewards", help="JSON ({'rewards': [[...]]} or a nested list) or CSV."),
+        tie_break: str = typer.Option("utilitarian", "--tie-break", help="utilitarian or central (pf, ef)."),
+        ef_kind: str = typer.Option("squared", "--ef-kind", help="squared or absolute differences (ef)."),
+        tol: float = typer.Option(1e-9, "--tol", help="Favourite-set tolerance."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """The optimal policy of one notion for a reward matrix."""
+        from fairarena.bandit.io import load_rewards
+        from fairarena.bandit.notions import get_notion, make_options
+        from fairarena.bandit.problem import decision_shares, utilities
+
+        n = get_notion(notion)
+        mu = load_rewards(rewards)
+        o = make_options(tol=tol, tie_break=tie_break, ef_kind=ef_kind)
+        p = n.policy(mu, o)
+        out = {"notion": n.name, "policy": p.tolist(), "utilities": utilities(mu, p).tolist(),
+               "decision_shares": decision_shares(mu, p, o.tol).tolist()}
+        if json_out:
+            emit_json(out)
+            return
+        console.print(f"[bold]{n.title}[/] ({n.name}) policy for {mu.shape[0]} agents x {mu.shape[1]} arms")
+        t = Table("arm", "probability")
+        for k, pk in enumerate(p):
+            t.add_row(str(k + 1), _fmt(pk))
+        console.print(t)
+        t = Table("agent", "utility", "decision share")
+        for i, (u, d) in enumerate(zip(out["utilities"], out["decision_shares"])):
+            t.add_row(str(i + 1), _fmt(u), _fmt(d))
+        console.print(t)
+
+    @app.command("score")
+    @cli_errors
+    def score_cmd(
+        rewards: Path = typer.Option(..., "--rewards", help="Reward matrix file (JSON or CSV)."),
+        policy: Path = typer.Option(..., "--policy", help="Policy file: {'policy': [...]}, a list, or CSV."),
+        tie_break: str = typer.Option("utilitarian", "--tie-break"),
+        ef_kind: str = typer.Option("squared", "--ef-kind", help="squared or absolute differences."),
+        tol: float = typer.Option(1e-9, "--tol", help="Favourite-set tolerance."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Every fairness score of a policy (1 = optimal for that notion)."""
+        from fairarena.bandit.io import load_policy, load_rewards
+        from fairarena.bandit.notions import NOTIONS, score_all
+
+        mu = load_rewards(rewards)
+        p = load_policy(policy, mu.shape[1])
+        out = score_all(mu, p, tol=tol, tie_break=tie_break, ef_kind=ef_kind)
+        if json_out:
+            emit_json(out)
+            return
+        t = Table("notion", "score", "value", title="Scores (1 = optimal)")
+        for name, notion in NOTIONS.items():
+            t.add_row(f"{name} ({notion.title})", _fmt(out[name]), _fmt(out["values"][name]))
+        console.print(t)
+        console.print("utilities:", ", ".join(_fmt(u) for u in out["utilities"]))
+        console.print("decision shares:", ", ".join(_fmt(d) for d in out["decision_shares"]))
+
+    @app.command("check")
+    @cli_errors
+    def check_cmd(
+        rewards: Path = typer.Option(..., "--rewards", help="Reward matrix file (JSON or CSV)."),
+        policy: Path = typer.Option(..., "--policy", help="Policy file."),
+        tol: float = typer.Option(1e-9, "--tol", help="Favourite-set tolerance."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
+    ) -> None:
+        """Procedural core, outcome core and proportionality of a policy, with witnesses."""
+        from fairarena.bandit.io import load_policy, load_rewards
+        from fairarena.bandit.properties import (
+            is_procedurally_fair,
+            outcome_core,
+            procedural_core,
+            proportionality,
+        )
+
+        mu = load_rewards(rewards)
+        p = load_policy(policy, mu.shape[1])
+        pc = procedural_core(mu, p, tol=tol)
+        oc = outcome_core(mu, p)
+        prop = proportionality(mu, p)
+        blocking: dict[str, Any] | None = None
+        if pc.blocking is not None:
+            blocking = {"core": "procedural", **pc.blocking.__dict__}
+        elif oc.blocking is not None:
+            blocking = {"core": "outcome", **oc.blocking.__dict__}
+        out = {"procedural_core": pc.in_core, "outcome_core": oc.in_core, "proportional": prop.proportional,
+               "blocking": blocking, "procedurally_fair": is_procedurally_fair(mu, p, tol),
+               "exact": pc.exact, "proportionality_shortfall": prop.to_dict()["shortfall"]}
+        if json_out:
+            emit_json(out)
+            return
+        t = Table("property", "holds", "witness")
+        t.add_row("procedurally fair", _yes(out["procedurally_fair"]), "")
+        t.add_row("procedural core", _yes(pc.in_core), _witness(pc.blocking))
+        t.add_row("outcome core", _yes(oc.in_core), _witness(oc.blocking))
+        t.add_row("proportional", _yes(prop.proportional),
+                  ", ".join(f"agent {i + 1}: {v['utility']:.4f} < {v['fair_share']:.4f}" for i, v in prop.shortfall.items()))
+        console.print(t)
+        if not pc.exact:
+            console.print(f"[yellow]N > {12}: core checks sampled coalitions; 'yes' is evidence, not proof.[/]")
+
+
+def _yes(b: bool) -> str:
+    return "[green]yes[/]" if b else "[red]no[/]"
+
+
+def _witness(b: Any) -> str:
+    if b is None:
+        return ""
+    members = "{" + ", ".join(str(i + 1) for i in b.coalition) + "}"
+    q = "(" + ", ".join(f"{x:.3f}" for x in b.policy) + ")"
+    return f"coalition {members} deviates to {q}"
