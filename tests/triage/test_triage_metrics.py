@@ -1,0 +1,180 @@
+"""Metrics pinned on hand-computed allocations, including a cohort-32-style infeasible case."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+from fairarena.allocation import AllocationProblem, compute_metrics_batch, gini
+from fairarena.triage import (
+    FRAMEWORKS,
+    METRIC_KEYS,
+    as_allocation,
+    check_feasibility,
+    cohort_weights,
+    compute_metrics,
+    parse_cohort,
+    sample_cohort,
+    survival_label,
+)
+
+
+def _patient(pid, survival, needs, **kw):
+    base = dict(id=pid, age=40, gender="male", race="White", ses="middle", citizenship="citizen",
+                occupation="clerk", family="single", condition="x", survival=survival, urgency="high",
+                needs=needs)
+    base.update(kw)
+    return base
+
+
+W = [1, 2, 3, 4, 1, 2, 3, 4]
+V = [2, 1, 1, 4, 1, 1, 1, 1]
+
+# A hand-made cohort in the style of the paper's cohort 32: tight capacities, and a final allocation
+# that hands out 50 units of medication A when only 45 exist.
+COHORT32 = {
+    "patients": [
+        _patient("P1", 0.9, {"ICU": 1, "Ventilator": 1, "Nursing": 12}),
+        _patient("P2", 0.4, {"MedA": 10, "MedB": 10, "Nursing": 10}),
+        _patient("P3", 0.6, {"Surgery": 1, "MedA": 15, "Nursing": 10, "ICU": 1}),
+        _patient("P4", 0.3, {"Surgery": 1, "MedA": 10, "Nursing": 12}),
+        _patient("P5", 0.7, {"ICU": 1, "MedB": 10, "Nursing": 8}),
+        _patient("P6", 0.5, {"ICU": 1, "Ventilator": 1, "MedA": 10, "Nursing": 12}),
+        _patient("P7", 0.6, {"ICU": 1, "MedB": 15, "Nursing": 8}),
+        _patient("P8", 0.95, {"Surgery": 1, "MedA": 10, "Nursing": 6}),
+    ],
+    "capacity": {"ICU": 2, "Ventilator": 1, "MedA": 45, "MedB": 35, "Nursing": 60, "Surgery": 2},
+}
+for _p, _w, _v in zip(COHORT32["patients"], W, V):
+    _p["disadvantage_weight"] = _w
+    _p["vulnerability_weight"] = _v
+
+FINAL32 = {
+    "P1": {"ICU": 1, "Ventilator": 1, "Nursing": 12},
+    "P2": {"MedA": 10, "MedB": 10, "Nursing": 5},
+    "P3": {"Surgery": 1, "MedA": 15, "Nursing": 10, "ICU": 1},
+    "P4": {"Surgery": 1, "MedA": 10, "Nursing": 6},
+    "P5": {"MedB": 10, "Nursing": 8},
+    "P6": {"MedA": 5, "Nursing": 6},
+    "P7": {"MedB": 15, "Nursing": 8},
+    "P8": {"MedA": 10, "Nursing": 5},
+}
+
+
+def test_cohort32_final_allocation_metrics_and_medA_overshoot():
+    cohort = parse_cohort(COHORT32)
+    m = compute_metrics(cohort, FINAL32)
+    # CNSS by hand: P2 (1 + 1 + 5/10)/3, P5 (0 + 1 + 1)/3, P6 (0+0+5/10+6/12)/4, P8 (0 + 1 + 5/6)/3
+    assert m["cnss"] == pytest.approx([1, 5 / 6, 1, 5 / 6, 2 / 3, 1 / 4, 2 / 3, 11 / 18])
+    assert m["esg"] == pytest.approx(329 / 90)
+    assert m["rmg"] == pytest.approx(1 / 4)
+    assert m["var"] == pytest.approx(4351 / 82944)
+    assert m["dw_esg"] == pytest.approx(1549 / 3600)
+    assert m["vwci"] == pytest.approx(337 / 432)
+    # nursing hours 12,5,10,6,8,6,8,5 -> sum_i (2i-9) x_(i) = 82 over 8 * 60
+    assert m["gini"] == pytest.approx(82 / 480)
+    assert m["feasible"] is False
+    assert m["violations"] == ["MedA total 50 exceeds capacity 45"]
+    assert m["waste"] == {}
+
+
+def test_violations_spelled_out_for_each_kind():
+    cohort = parse_cohort(COHORT32)
+    alloc = copy.deepcopy(FINAL32)
+    alloc["P5"]["ICU"] = 0.5  # fractional bed
+    alloc["P2"]["Ventilator"] = 1  # waste and over capacity (2 > 1)
+    v = check_feasibility(cohort, alloc)
+    assert "ICU for P5 is 0.5, not an integer (indivisible resource)" in v
+    assert "Ventilator total 2 exceeds capacity 1" in v
+    assert "ICU total 2.5 exceeds capacity 2" in v
+    assert "MedA total 50 exceeds capacity 45" in v
+    assert len(v) == 4
+    m = compute_metrics(cohort, alloc)
+    assert m["waste"] == {"Ventilator": 1.0}
+    assert m["cnss"][4] == pytest.approx((0.5 + 1 + 1) / 3)
+
+
+def test_overallocation_is_capped_at_full_satisfaction():
+    cohort = parse_cohort(COHORT32)
+    alloc = {"P1": {"Nursing": 30}}  # 2.5x the need counts as 1, the rest is waste
+    m = compute_metrics(cohort, alloc)
+    assert m["cnss"][0] == pytest.approx(1 / 3)
+    assert m["waste"] == {"Nursing": 18.0}
+
+
+def test_gini_formula_and_edge_cases():
+    assert gini(np.zeros(4)) == 0.0
+    assert gini(np.ones(5)) == pytest.approx(0.0)
+    assert gini(np.array([0, 0, 0, 10.0])) == pytest.approx(3 / 4)  # (n-1)/n for one holder
+    assert gini(np.array([1, 2, 3, 4.0])) == pytest.approx((-3 - 2 + 3 + 12) / (4 * 10))
+    batch = gini(np.array([[0, 0, 0, 0.0], [1, 2, 3, 4.0]]))
+    assert batch == pytest.approx([0.0, 0.25])
+
+
+def test_batched_metrics_equal_single_metrics():
+    cohort = sample_cohort(3, "standard")
+    p = cohort.to_problem()
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1.3, size=(50, p.n, p.n_resources)) * p.need
+    X[..., p.indivisible] = np.round(X[..., p.indivisible])
+    batch = compute_metrics_batch(p, X)
+    for b in (0, 17, 49):
+        single = compute_metrics(p, X[b])
+        for k in METRIC_KEYS:
+            assert batch[k][b] == pytest.approx(single[k])
+        assert batch["cnss"][b] == pytest.approx(single["cnss"])
+        assert bool(batch["feasible"][b]) == single["feasible"]
+
+
+def test_weight_rules_by_hand():
+    pats = [
+        _patient("A", 0.5, {"Nursing": 1}, ses="low", citizenship="undocumented", age=8, gender="female",
+                 family="dependent child"),  # d = 1+2+1.5 = 4.5 ; v = 1+1.5+0.5+1 = 4
+        _patient("B", 0.5, {"Nursing": 1}, ses="high", citizenship="citizen", age=40, gender="male",
+                 family="single"),  # d = 1 ; v = 1
+        _patient("C", 0.5, {"Nursing": 1}, ses="middle", citizenship="refugee", age=70, gender="male",
+                 family="married, no children"),  # d = 1+1+1 = 3 ; v = 1+1+0+1 ("children") = 3
+    ]
+    cohort = parse_cohort({"patients": pats, "capacity": COHORT32["capacity"]})
+    w, v = cohort_weights(cohort)
+    assert w == pytest.approx(np.array([4.5, 1, 3]) / 8.5)
+    assert v == pytest.approx(np.array([4, 1, 3]) / 8)
+
+
+def test_explicit_weights_win_and_are_normalised():
+    p = parse_cohort(COHORT32).to_problem()
+    assert p.disadvantage == pytest.approx(np.array(W) / sum(W))
+    assert p.vulnerability == pytest.approx(np.array(V) / sum(V))
+
+
+def test_survival_labels():
+    assert [survival_label(s) for s in (0.0, 0.19, 0.2, 0.49, 0.5, 0.69, 0.7, 1.0)] == [
+        "Acute", "Acute", "Low", "Low", "Mid", "Mid", "High", "High"]
+
+
+def test_framework_registry():
+    assert set(FRAMEWORKS) == {"utilitarian", "egalitarian", "rawlsian", "prioritarian", "care", "libertarian"}
+    assert {f.metric for f in FRAMEWORKS.values()} == set(METRIC_KEYS)
+    assert FRAMEWORKS["egalitarian"].direction == "min" and FRAMEWORKS["libertarian"].direction == "min"
+    assert FRAMEWORKS["egalitarian"].better(0.1, 0.2) and FRAMEWORKS["utilitarian"].better(2, 1)
+
+
+def test_array_allocation_shape_checked():
+    cohort = parse_cohort(COHORT32)
+    with pytest.raises(ValueError, match="allocation"):
+        as_allocation(cohort, np.zeros((3, 6)))
+
+
+def test_generic_problem_validation():
+    ok = dict(ids=["a", "b"], resources=["R", "S"], capacity=[1, 2], need=[[1, 0], [0, 2]],
+              indivisible=[True, False], survival=[0.5, 0.5], urgency=[0, 1], disadvantage=[0.5, 0.5],
+              vulnerability=[0.5, 0.5], gini_resource="S")
+    AllocationProblem(**ok)
+    for key, bad, field in [("ids", ["a", "a"], "ids"), ("survival", [0.5, 1.5], "survival"),
+                            ("need", [[0.5, 0], [0, 2]], "need[a].R"), ("capacity", [1, float("nan")], "capacity"),
+                            ("disadvantage", [0.2, 0.2], "disadvantage"), ("need", [[0, 0], [0, 2]], "need[a]")]:
+        with pytest.raises(ValueError) as exc:
+            AllocationProblem(**{**ok, key: bad})
+        assert exc.value.field == field

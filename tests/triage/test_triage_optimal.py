@@ -1,0 +1,237 @@
+"""Framework optima against brute-force enumeration; non-degeneracy; the cake-division example."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fairarena.allocation import (
+    AllocationProblem,
+    cake_division_example,
+    check_nondegenerate,
+    compute_metrics_batch,
+    entitlement_allocation,
+    gini,
+    is_feasible,
+    need_satisfaction,
+    optimal_allocation,
+    solve_cake,
+)
+from fairarena.allocation.optimal import AllocationMILP
+from fairarena.errors import SolverError
+from fairarena.triage import FRAMEWORKS, sample_cohort
+
+
+def tiny_problem(seed: int) -> AllocationProblem:
+    """3 patients x 3 indivisible resources, needs 0..2: small enough to enumerate every allocation."""
+    rng = np.random.default_rng(seed)
+    need = rng.integers(0, 3, size=(3, 3)).astype(float)
+    for i in range(3):
+        if need[i].sum() == 0:
+            need[i, rng.integers(3)] = 1
+    cap = np.maximum(1, np.floor(need.sum(axis=0) * rng.uniform(0.3, 0.8, 3)))
+    w = rng.uniform(0.1, 1, 3)
+    v = rng.uniform(0.1, 1, 3)
+    return AllocationProblem(ids=["a", "b", "c"], resources=["R0", "R1", "R2"], capacity=cap, need=need,
+                             indivisible=[True, True, True], survival=np.round(rng.uniform(0.1, 1, 3), 2),
+                             urgency=rng.integers(0, 3, 3), disadvantage=w / w.sum(),
+                             vulnerability=v / v.sum(), gini_resource="R2")
+
+
+def enumerate_allocations(p: AllocationProblem) -> np.ndarray:
+    """Every feasible integer allocation with x <= need (over-allocation never raises a CNSS)."""
+    cells = [(i, r) for i in range(p.n) for r in range(p.n_resources) if p.needed[i, r]]
+    ranges = [range(int(p.need[i, r]) + 1) for i, r in cells]
+    vals = np.array(list(itertools.product(*ranges)), dtype=float)
+    X = np.zeros((len(vals), p.n, p.n_resources))
+    for k, (i, r) in enumerate(cells):
+        X[:, i, r] = vals[:, k]
+    return X[is_feasible(p, X)]
+
+
+def leximin_key(c: np.ndarray) -> tuple:
+    return tuple(np.round(np.sort(c), 9))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_milp_optima_match_brute_force(seed):
+    p = tiny_problem(seed)
+    X = enumerate_allocations(p)
+    M = compute_metrics_batch(p, X)
+    C = M["cnss"]
+    for f, key in (("utilitarian", "esg"), ("prioritarian", "dw_esg"), ("care", "vwci")):
+        x = optimal_allocation(p, f)
+        assert bool(is_feasible(p, x))
+        got = compute_metrics_batch(p, x[None])[key][0]
+        assert got == pytest.approx(M[key].max(), abs=1e-7), f
+    # Rawlsian with leximin: sorted CNSS vector equals the leximin-best enumerated one
+    x = optimal_allocation(p, "rawlsian")
+    best = max(leximin_key(c) for c in C)
+    assert leximin_key(need_satisfaction(p, x)) == pytest.approx(best, abs=1e-7)
+    # egalitarian: all CNSS equal (Gini 0), and the largest common level
+    x = optimal_allocation(p, "egalitarian")
+    c = need_satisfaction(p, x)
+    equal = np.ptp(C, axis=1) < 1e-9
+    assert np.ptp(c) < 1e-7
+    assert c.mean() == pytest.approx(C[equal].mean(axis=1).max(), abs=1e-7)
+
+
+def brute_force_nondegenerate(p: AllocationProblem, frameworks, optima, tol: float) -> bool:
+    """No enumerated allocation is within ``tol`` of every framework's optimum."""
+    X = enumerate_allocations(p)
+    M = compute_metrics_batch(p, X)
+    C = M["cnss"]
+    ok = np.ones(len(X), bool)
+    for f in frameworks:
+        if f in ("utilitarian", "prioritarian", "care"):
+            key = FRAMEWORKS[f].metric
+            best = compute_metrics_batch(p, optima[f][None])[key][0]
+            ok &= M[key] >= (1 - tol) * best
+        elif f == "rawlsian":
+            ok &= C.min(axis=1) >= need_satisfaction(p, optima[f]).min() - tol
+        elif f == "egalitarian":
+            ok &= gini(C) <= tol
+        else:
+            ok &= np.all(C >= need_satisfaction(p, optima[f]) - tol, axis=1)
+    return not ok.any()
+
+
+SUBSETS = [list(FRAMEWORKS), ["rawlsian", "egalitarian"], ["prioritarian", "care"],
+           ["utilitarian", "prioritarian"], ["utilitarian", "libertarian"]]
+
+
+def test_nondegeneracy_matches_brute_force():
+    outcomes = []
+    for seed in range(10):
+        p = tiny_problem(seed)
+        for subset in SUBSETS:
+            report = check_nondegenerate(p, subset, tol=1e-4, pairwise=False)
+            expected = brute_force_nondegenerate(p, subset, report.optimal_allocations, 1e-4)
+            assert report.nondegenerate == expected, (seed, subset)
+            outcomes.append(expected)
+    assert any(outcomes) and not all(outcomes)  # both answers are exercised
+
+
+def test_pairwise_conflicts_match_pair_checks():
+    p = tiny_problem(3)
+    report = check_nondegenerate(p)
+    pairs = {(a, b) for a, b, _ in report.conflicts}
+    for a, b in itertools.combinations(FRAMEWORKS, 2):
+        alone = check_nondegenerate(p, [a, b], pairwise=False, optima=report.optimal_allocations)
+        assert ((a, b) in pairs) == alone.nondegenerate
+
+
+def test_degenerate_when_capacity_covers_all_needs():
+    p = tiny_problem(1)
+    rich = AllocationProblem(ids=p.ids, resources=p.resources, capacity=p.need.sum(axis=0), need=p.need,
+                             indivisible=p.indivisible, survival=p.survival, urgency=p.urgency,
+                             disadvantage=p.disadvantage, vulnerability=p.vulnerability, gini_resource="R2")
+    report = check_nondegenerate(rich)
+    assert report.nondegenerate is False
+    assert report.conflicts == []
+    assert np.allclose(need_satisfaction(rich, report.joint_allocation), 1.0)
+    for f in FRAMEWORKS:
+        assert need_satisfaction(rich, report.optimal_allocations[f]) == pytest.approx(np.ones(3))
+
+
+def test_sampled_tight_cohort_is_nondegenerate_with_known_conflict():
+    p = sample_cohort(7, "tight").to_problem()
+    report = check_nondegenerate(p)
+    assert report.nondegenerate is True
+    pairs = {(a, b) for a, b, _ in report.conflicts}
+    assert ("utilitarian", "rawlsian") in pairs
+    assert report.loss["rawlsian"]["utilitarian"] > 0.1
+    for f in FRAMEWORKS:
+        assert report.loss[f][f] == pytest.approx(0.0, abs=1e-6)
+        assert report.metrics_at_optima[f]["feasible"]
+    d = report.to_dict()
+    assert d["nondegenerate"] is True and set(d["loss"]) == set(FRAMEWORKS)
+
+
+def test_each_optimum_is_best_on_its_own_metric_on_a_cohort():
+    p = sample_cohort(11, "standard").to_problem()
+    X = np.stack([optimal_allocation(p, f) for f in FRAMEWORKS])
+    M = compute_metrics_batch(p, X)
+    assert M["feasible"].all()
+    names = list(FRAMEWORKS)
+    for f, key in (("utilitarian", "esg"), ("prioritarian", "dw_esg"), ("care", "vwci"), ("rawlsian", "rmg")):
+        assert M[key][names.index(f)] >= M[key].max() - 1e-7
+    assert np.ptp(M["cnss"][names.index("egalitarian")]) < 1e-6
+
+
+def test_libertarian_entitlement_order():
+    p = AllocationProblem(ids=["a", "b", "c"], resources=["ICU", "Nursing"], capacity=[1, 10],
+                          need=[[1, 8], [1, 6], [0, 5]], indivisible=[True, False], survival=[0.9, 0.5, 0.3],
+                          urgency=[1, 2, 1], disadvantage=[0.2, 0.3, 0.5], vulnerability=[1 / 3] * 3)
+    # order: b (most urgent), then a (same urgency as c, higher survival), then c
+    x = entitlement_allocation(p)
+    assert x.tolist() == [[0, 4], [1, 6], [0, 0]]
+    assert optimal_allocation(p, "libertarian").tolist() == x.tolist()
+
+
+def test_rawlsian_leximin_improves_beyond_maximin():
+    # the min is stuck at 0 (c needs the single bed b also needs); leximin still serves a and b fully
+    p = AllocationProblem(ids=["a", "b", "c"], resources=["Bed", "Nursing"], capacity=[1, 4],
+                          need=[[0, 4], [1, 0], [1, 0]], indivisible=[True, False], survival=[0.5, 0.4, 0.9],
+                          urgency=[0, 0, 0], disadvantage=[1 / 3] * 3, vulnerability=[1 / 3] * 3,
+                          gini_resource="Nursing")
+    x = optimal_allocation(p, "rawlsian")
+    assert sorted(need_satisfaction(p, x)) == pytest.approx([0, 1, 1])
+    assert x[2, 0] == 1  # ESG tie-break: the bed goes to c (survival 0.9 > 0.4)
+
+
+def test_solver_status_is_checked():
+    p = tiny_problem(0)
+    m = AllocationMILP(p)
+    m.add_row(m.cnss[0], lo=2.0)  # CNSS can never exceed 1
+    with pytest.raises(SolverError, match="infeasible"):
+        m.solve(m.cnss[0])
+
+
+def test_unknown_framework():
+    with pytest.raises(ValueError) as exc:
+        optimal_allocation(tiny_problem(0), "stoic")
+    assert exc.value.field == "framework"
+
+
+def test_cake_utilitarian_and_rawlsian_optima_differ():
+    ex = cake_division_example()
+    assert len(ex.names) == 6
+    u_shares, u_val = solve_cake(ex, "utilitarian", grid=100)
+    r_shares, r_val = solve_cake(ex, "rawlsian", grid=100)
+    U = lambda s: np.array([u(np.array(a)) for u, a in zip(ex.utilities, s)])  # noqa: E731
+    assert u_shares.sum() <= 1 + 1e-12 and r_shares.sum() <= 1 + 1e-12
+    assert not np.allclose(u_shares, r_shares)
+    assert U(u_shares).sum() == pytest.approx(u_val)
+    assert U(r_shares).min() == pytest.approx(r_val)
+    assert U(u_shares).sum() > U(r_shares).sum() + 0.1  # Rawls gives up efficiency
+    assert U(r_shares).min() > U(u_shares).min() + 0.1  # utilitarianism starves someone
+    assert U(u_shares).min() == 0.0
+
+
+def test_cake_utility_shapes():
+    ex = cake_division_example()
+    convex, concave, peak, jump, floor, _ = ex.utilities
+    a = np.linspace(0.01, 0.99, 50)
+    assert np.all(np.diff(convex(a), 2) > 0) and np.all(np.diff(concave(a), 2) < 0)
+    assert peak(np.array(0.3)) > peak(np.array(0.1)) and peak(np.array(0.3)) > peak(np.array(0.5))
+    assert jump(np.array(0.0)) == 0 and jump(np.array(1e-9)) > 0.39
+    assert floor(np.array(0.14)) == 0 and floor(np.array(0.15)) > 0.6
+
+
+@pytest.mark.parametrize("rule", ["utilitarian", "rawlsian"])
+def test_cake_dp_matches_brute_force(rule):
+    ex = cake_division_example()
+    grid = 8
+    best = None
+    for comp in itertools.product(range(grid + 1), repeat=6):
+        if sum(comp) > grid:
+            continue
+        u = np.array([f(np.array(k / grid)) for f, k in zip(ex.utilities, comp)])
+        key = (u.sum(),) if rule == "utilitarian" else (u.min(), u.sum())
+        if best is None or key > best:
+            best = key
+    _, val = solve_cake(ex, rule, grid=grid)
+    assert val == pytest.approx(best[0])
