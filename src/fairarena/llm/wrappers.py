@@ -1,0 +1,285 @@
+"""Wrappers around any ``ChatModel``: retry, on-disk cache, budget, usage accounting.
+
+They compose; :func:`fairarena.llm.spec.build_model` stacks them as::
+
+    UsageMeter( CachedModel( BudgetedModel( RetryingModel( backend ))))
+
+so a cache hit costs no budget and no retry, and the meter sees every call, cached or not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from fairarena.errors import InputError
+from fairarena.llm.base import (
+    BudgetExceededError, CacheMissError, ChatModel, ChatResponse, LLMError, Message,
+    ServerUnavailableError, TransientLLMError, validate_messages, validate_params,
+)
+
+
+class _Wrapper:
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+
+    @property
+    def backend(self) -> str:
+        return self.inner.backend
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def unwrap(self) -> ChatModel:
+        m: Any = self
+        while isinstance(m, _Wrapper):
+            m = m.inner
+        return m
+
+    def find(self, kind: type) -> Any:
+        """The first wrapper of type ``kind`` in this stack (or None)."""
+        m: Any = self
+        while m is not None:
+            if isinstance(m, kind):
+                return m
+            m = getattr(m, "inner", None)
+        return None
+
+
+# --------------------------------------------------------------------------- retry
+class RetriesExhaustedError(LLMError):
+    def __init__(self, attempts: int, last: Exception) -> None:
+        self.attempts = attempts
+        self.last = last
+        super().__init__(f"gave up after {attempts} attempts: {last}")
+
+
+class RetryingModel(_Wrapper):
+    """Retry transient failures (timeouts, HTTP 429, 5xx) with exponential backoff and jitter.
+
+    The delay before retry ``k`` (``k = 1, 2, ...``) is ``d = min(max_delay, base_delay * 2**(k-1))``
+    with "equal jitter": uniformly drawn from ``[d/2, d]``; a server's ``Retry-After`` is honoured
+    as a lower bound (still capped by ``max_delay``). A server that does not answer at all is not
+    retried (``retry_unavailable=False``): that is a configuration error, reported at once.
+    """
+
+    def __init__(self, inner: ChatModel, *, max_attempts: int = 5, base_delay: float = 0.5,
+                 max_delay: float = 20.0, seed: int | None = None, retry_unavailable: bool = False,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        super().__init__(inner)
+        if max_attempts < 1:
+            raise InputError("max_attempts", max_attempts, "at least 1")
+        if base_delay < 0 or max_delay < 0:
+            raise InputError("base_delay", base_delay, "non-negative delays")
+        self.max_attempts = int(max_attempts)
+        self.base_delay = float(base_delay)
+        self.max_delay = float(max_delay)
+        self.retry_unavailable = retry_unavailable
+        self._rng = random.Random(seed)
+        self._sleep = sleep
+        self.delays: list[float] = []  # every delay slept, for inspection
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        d = min(self.max_delay, self.base_delay * (2 ** (retry - 1)))
+        d = d / 2 + self._rng.uniform(0, d / 2)
+        if retry_after is not None:
+            d = max(d, min(self.max_delay, retry_after))
+        return d
+
+    def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
+        last: Exception | None = None
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                resp = self.inner.chat(messages, **kw)
+                resp.attempts = attempt
+                return resp
+            except TransientLLMError as exc:
+                last = exc
+                retry_after = exc.retry_after
+            except ServerUnavailableError as exc:
+                if not self.retry_unavailable:
+                    raise
+                last, retry_after = exc, None
+            if attempt < self.max_attempts:
+                d = self.delay(attempt, retry_after)
+                self.delays.append(d)
+                self._sleep(d)
+        assert last is not None
+        raise RetriesExhaustedError(self.max_attempts, last) from last
+
+
+# --------------------------------------------------------------------------- cache
+def cache_key(backend: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
+    """sha256 over the canonical JSON of everything that determines a response (no URL, no key)."""
+    blob = json.dumps({"backend": backend, "model": model, "messages": list(messages), "params": dict(params)},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+class ResponseCache:
+    """SQLite file of responses. Safe across threads of one process; WAL so readers never block."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        try:
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, backend TEXT, model TEXT, "
+                             "request TEXT, response TEXT, created REAL)")
+            self._db.commit()
+        except sqlite3.DatabaseError as exc:
+            raise InputError("cache", str(self.path), f"an SQLite response cache ({exc})") from None
+
+    def get(self, key: str) -> ChatResponse | None:
+        with self._lock:
+            row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        return ChatResponse.from_dict(json.loads(row[0])) if row else None
+
+    def put(self, key: str, request: Mapping[str, Any], response: ChatResponse) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                             (key, response.backend, response.model, json.dumps(request, sort_keys=True),
+                              json.dumps(response.to_dict()), time.time()))
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class CachedModel(_Wrapper):
+    """Serve repeated requests from an SQLite cache; ``offline=True`` never calls the model
+    (a miss raises :class:`CacheMissError`), which replays a study without any server."""
+
+    def __init__(self, inner: ChatModel, cache: ResponseCache | str | os.PathLike[str], *, offline: bool = False) -> None:
+        super().__init__(inner)
+        self.cache = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+        self.offline = offline
+        self.hits = 0
+        self.misses = 0
+
+    def chat(self, messages: Sequence[Message], *, seed: int | None = None, temperature: float = 0.0,
+             max_tokens: int = 512, schema: Mapping[str, Any] | None = None) -> ChatResponse:
+        msgs = validate_messages(messages)
+        params = validate_params(seed, temperature, max_tokens, schema).to_dict()
+        key = cache_key(self.backend, self.model, msgs, params)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.hits += 1
+            hit.cached = True
+            return hit
+        self.misses += 1
+        if self.offline:
+            raise CacheMissError(f"offline replay: no cached response for {self.backend}:{self.model} "
+                                 f"(key {key[:12]}) in {self.cache.path}")
+        resp = self.inner.chat(msgs, seed=seed, temperature=temperature, max_tokens=max_tokens, schema=schema)
+        self.cache.put(key, {"backend": self.backend, "model": self.model, "messages": msgs, "params": params}, resp)
+        return resp
+
+
+# --------------------------------------------------------------------------- budget
+class BudgetedModel(_Wrapper):
+    """Refuse calls once ``max_calls`` calls or ``max_tokens`` tokens (prompt + completion) are spent.
+
+    The check happens before each call against what was already spent, so the last call may overshoot
+    the token budget by at most its own size; no call starts once the budget is reached.
+    """
+
+    def __init__(self, inner: ChatModel, *, max_calls: int | None = None, max_tokens: int | None = None) -> None:
+        super().__init__(inner)
+        for name, v in (("max_calls", max_calls), ("max_tokens", max_tokens)):
+            if v is not None and (not isinstance(v, int) or v < 0):
+                raise InputError(name, v, "a non-negative integer or None")
+        self.max_calls = max_calls
+        self.max_tokens = max_tokens
+        self.calls = 0
+        self.tokens = 0
+        self._lock = threading.Lock()
+
+    def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
+        with self._lock:
+            if self.max_calls is not None and self.calls >= self.max_calls:
+                raise BudgetExceededError(f"call budget spent: {self.calls} of {self.max_calls} calls used")
+            if self.max_tokens is not None and self.tokens >= self.max_tokens:
+                raise BudgetExceededError(f"token budget spent: {self.tokens} of {self.max_tokens} tokens used")
+            self.calls += 1
+        resp = self.inner.chat(messages, **kw)
+        with self._lock:
+            self.tokens += resp.usage.total_tokens
+        return resp
+
+
+# --------------------------------------------------------------------------- usage
+@dataclass
+class UsageTotals:
+    calls: int = 0
+    cached_calls: int = 0
+    failed_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    attempts: int = 0
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Completion tokens per second of model time (uncached calls only)."""
+        live = [r for r in self.records if not r.get("cached") and r.get("ok")]
+        t = sum(r["latency_s"] for r in live)
+        return sum(r["completion_tokens"] for r in live) / t if t > 0 else 0.0
+
+    def summary(self) -> dict[str, Any]:
+        return {"calls": self.calls, "cached_calls": self.cached_calls, "failed_calls": self.failed_calls,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "latency_s": round(self.latency_s, 6), "attempts": self.attempts,
+                "completion_tokens_per_s": round(self.tokens_per_s, 3)}
+
+
+class UsageMeter(_Wrapper):
+    """Count calls, tokens and latency (wall time measured here, around everything below)."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        super().__init__(inner)
+        self.totals = UsageTotals()
+        self._lock = threading.Lock()
+
+    def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
+        t0 = time.perf_counter()
+        try:
+            resp = self.inner.chat(messages, **kw)
+        except Exception as exc:
+            with self._lock:
+                self.totals.calls += 1
+                self.totals.failed_calls += 1
+                self.totals.records.append({"ok": False, "error": type(exc).__name__,
+                                            "latency_s": time.perf_counter() - t0})
+            raise
+        wall = time.perf_counter() - t0
+        with self._lock:
+            t = self.totals
+            t.calls += 1
+            t.cached_calls += int(resp.cached)
+            t.attempts += resp.attempts
+            if not resp.cached:
+                t.prompt_tokens += resp.usage.prompt_tokens
+                t.completion_tokens += resp.usage.completion_tokens
+                t.latency_s += wall
+            t.records.append({"ok": True, "cached": resp.cached, "prompt_tokens": resp.usage.prompt_tokens,
+                              "completion_tokens": resp.usage.completion_tokens,
+                              "latency_s": wall if not resp.cached else resp.latency_s})
+        return resp

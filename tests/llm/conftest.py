@@ -1,0 +1,74 @@
+"""A real loopback HTTP server speaking just enough of the OpenAI chat API to script failures."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+
+class FakeOpenAIServer:
+    """Answers POST /v1/chat/completions. ``plan`` is a list of statuses consumed per request
+    (200 = a normal completion); when exhausted every request succeeds."""
+
+    def __init__(self) -> None:
+        self.plan: list[int] = []
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.reject_response_formats: set[str] = set()
+        self.retry_after: str | None = None
+        self.reply = "hello from the fake server"
+        srv = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+                srv.requests.append(body)
+                srv.headers.append({k.lower(): v for k, v in self.headers.items()})
+                rf = (body.get("response_format") or {}).get("type")
+                if rf in srv.reject_response_formats:
+                    return self._send(400, {"error": {"message": f"response_format {rf} unsupported"}})
+                status = srv.plan.pop(0) if srv.plan else 200
+                if status != 200:
+                    extra = {"Retry-After": srv.retry_after} if srv.retry_after and status == 429 else {}
+                    return self._send(status, {"error": {"message": f"scripted {status}"}}, extra)
+                content = srv.reply if rf is None else json.dumps({"ok": True, "mode": rf})
+                self._send(200, {
+                    "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+                })
+
+            def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def fake_server():
+    pytest.importorskip("openai")
+    srv = FakeOpenAIServer()
+    yield srv
+    srv.close()
