@@ -1,0 +1,154 @@
+"""`fairarena triage ...` end to end through typer's CliRunner on generated cohorts."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from fairarena.triage import FRAMEWORKS, load_cohort
+from fairarena.triage.cli import register
+
+app = typer.Typer()
+register(app)
+
+
+@app.callback()
+def _root() -> None:
+    """test root"""
+
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["triage", *args])
+
+
+@pytest.fixture(scope="module")
+def cohort_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cli") / "cohort.json"
+    res = run("cohort", "--seed", "7", "--capacity", "tight", "--out", str(path))
+    assert res.exit_code == 0, res.output
+    return path
+
+
+def test_cohort_command_writes_a_valid_seeded_cohort(cohort_file, tmp_path):
+    c = load_cohort(cohort_file)
+    assert len(c.patients) == 8 and c.meta["seed"] == 7 and c.meta["capacity_variant"] == "tight"
+    assert c.meta["provenance"]["seed"] == 7
+    again = tmp_path / "again.json"
+    assert run("cohort", "--seed", "7", "--capacity", "tight", "--out", str(again)).exit_code == 0
+    assert load_cohort(again).patients == c.patients
+    res = run("cohort", "--seed", "3", "--capacity", "high")
+    assert res.exit_code == 0 and json.loads(res.stdout)["capacity"]["ICU"] == 4
+
+
+@pytest.mark.parametrize("framework", list(FRAMEWORKS))
+def test_optimal_then_metrics_round_trip(cohort_file, tmp_path, framework):
+    out = tmp_path / "alloc.json"
+    res = run("optimal", "--cohort", str(cohort_file), "--framework", framework, "--json", "--out", str(out))
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert set(data) >= {"allocation", "metrics"}
+    assert set(data["metrics"]) >= {"esg", "rmg", "var", "dw_esg", "vwci", "gini", "cnss", "feasible", "violations"}
+    assert data["metrics"]["feasible"] is True
+    res2 = run("metrics", "--cohort", str(cohort_file), "--allocation", str(out), "--json")
+    assert res2.exit_code == 0, res2.output
+    m = json.loads(res2.stdout)
+    for k in ("esg", "rmg", "var", "dw_esg", "vwci", "gini"):
+        assert m[k] == pytest.approx(data["metrics"][k], abs=1e-5)
+
+
+def test_metrics_reports_infeasible_allocation_without_error(cohort_file, tmp_path):
+    c = load_cohort(cohort_file)
+    alloc = {p.id: dict(p.needs) for p in c.patients}  # everybody gets everything: far over capacity
+    path = tmp_path / "greedy.json"
+    path.write_text(json.dumps({"allocation": alloc}))
+    res = run("metrics", "--cohort", str(cohort_file), "--allocation", str(path), "--json")
+    assert res.exit_code == 0, res.output
+    m = json.loads(res.stdout)
+    assert m["feasible"] is False
+    assert m["cnss"] == [1.0] * 8 and m["rmg"] == 1.0 and m["var"] == 0.0
+    total_icu = sum(p.needs.get("ICU", 0) for p in c.patients)
+    assert f"ICU total {total_icu:g} exceeds capacity 2" in m["violations"]
+    human = run("metrics", "--cohort", str(cohort_file), "--allocation", str(path))
+    assert human.exit_code == 0 and "feasible: no" in human.stdout
+
+
+def test_nondegenerate_command(cohort_file):
+    res = run("nondegenerate", "--cohort", str(cohort_file), "--json")
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["nondegenerate"] is True
+    assert {"a": "utilitarian", "b": "rawlsian"} in [{"a": c["a"], "b": c["b"]} for c in d["conflicts"]]
+    assert set(d["loss"]["utilitarian"]) == set(FRAMEWORKS)
+    human = run("nondegenerate", "--cohort", str(cohort_file))
+    assert human.exit_code == 0 and "non-degenerate: yes" in human.stdout
+
+
+def _write(tmp_path, name, obj):
+    path = tmp_path / name
+    path.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    return str(path)
+
+
+def _cohort_dict(cohort_file):
+    return json.loads(cohort_file.read_text())
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d["patients"][3].__setitem__("survival", 1.2), "patients[3].survival"),
+    (lambda d: d["patients"][3].__setitem__("survival", -0.1), "patients[3].survival"),
+    (lambda d: d["patients"][1]["needs"].__setitem__("Dialysis", 2), "patients[1].needs.Dialysis"),
+    (lambda d: d["patients"][1]["needs"].__setitem__("Nursing", -3), "patients[1].needs.Nursing"),
+    (lambda d: d["patients"][2].__setitem__("id", d["patients"][0]["id"]), "patients[2].id"),
+    (lambda d: d["capacity"].pop("Surgery"), "capacity.Surgery"),
+    (lambda d: d.pop("capacity"), "capacity"),
+])
+def test_bad_cohort_exit_2_naming_field(cohort_file, tmp_path, mutate, field):
+    d = _cohort_dict(cohort_file)
+    mutate(d)
+    bad = _write(tmp_path, "bad.json", d)
+    alloc = _write(tmp_path, "a.json", {"allocation": {}})
+    for args in (["metrics", "--cohort", bad, "--allocation", alloc, "--json"],
+                 ["optimal", "--cohort", bad, "--framework", "care", "--json"],
+                 ["nondegenerate", "--cohort", bad, "--json"]):
+        res = run(*args)
+        assert res.exit_code == 2, res.output
+        assert field in res.stderr
+        assert "Traceback" not in res.output and res.stdout == ""
+
+
+def test_nan_survival_in_file(cohort_file, tmp_path):
+    text = re.sub(r'"survival": [0-9.]+', '"survival": NaN', cohort_file.read_text(), count=1)
+    assert "NaN" in text
+    bad = _write(tmp_path, "nan.json", text)
+    res = run("optimal", "--cohort", bad, "--framework", "care")
+    assert res.exit_code == 2 and "patients[0].survival" in res.stderr
+
+
+@pytest.mark.parametrize("alloc, field", [
+    ({"allocation": {"P99": {"ICU": 1}}}, "allocation.P99"),
+    ({"allocation": {"P1": {"Dialysis": 1}}}, "allocation.P1.Dialysis"),
+    ({"allocation": {"P1": {"Nursing": -2}}}, "allocation.P1.Nursing"),
+    ('{"allocation": {"P1": {"Nursing": NaN}}}', "allocation.P1.Nursing"),
+    ({"allocation": {"P1": {"Nursing": "lots"}}}, "allocation.P1.Nursing"),
+    ({"P1": {"Nursing": 2}}, "allocation"),
+    ('{"allocation": ', "valid JSON"),
+])
+def test_bad_allocation_exit_2_naming_field(cohort_file, tmp_path, alloc, field):
+    path = _write(tmp_path, "alloc.json", alloc)
+    res = run("metrics", "--cohort", str(cohort_file), "--allocation", path, "--json")
+    assert res.exit_code == 2, res.output
+    assert field in res.stderr and res.stdout == ""
+
+
+def test_missing_file_and_bad_choices(tmp_path, cohort_file):
+    res = run("metrics", "--cohort", str(tmp_path / "nope.json"), "--allocation", str(tmp_path / "a.json"))
+    assert res.exit_code == 2 and "nope.json" in res.stderr
+    assert run("optimal", "--cohort", str(cohort_file), "--framework", "stoic").exit_code == 2
+    assert run("cohort", "--seed", "1", "--capacity", "lavish").exit_code == 2
