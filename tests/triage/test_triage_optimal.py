@@ -67,9 +67,15 @@ def test_milp_optima_match_brute_force(seed):
         got = compute_metrics_batch(p, x[None])[key][0]
         assert got == pytest.approx(M[key].max(), abs=1e-7), f
     # Rawlsian with leximin: sorted CNSS vector equals the leximin-best enumerated one
-    x = optimal_allocation(p, "rawlsian")
+    x = optimal_allocation(p, "rawlsian", leximin=True)
     best = max(leximin_key(c) for c in C)
     assert leximin_key(need_satisfaction(p, x)) == pytest.approx(best, abs=1e-7)
+    # Rawlsian default: max RMG, then max ESG among the maximin allocations
+    x = optimal_allocation(p, "rawlsian")
+    rmg = M["rmg"].max()
+    assert C.min(axis=1).max() == pytest.approx(need_satisfaction(p, x).min(), abs=1e-7)
+    esg = compute_metrics_batch(p, x[None])["esg"][0]
+    assert esg == pytest.approx(M["esg"][M["rmg"] >= rmg - 1e-9].max(), abs=1e-7)
     # egalitarian: all CNSS equal (Gini 0), and the largest common level
     x = optimal_allocation(p, "egalitarian")
     c = need_satisfaction(p, x)
@@ -177,7 +183,7 @@ def test_rawlsian_leximin_improves_beyond_maximin():
                           need=[[0, 4], [1, 0], [1, 0]], indivisible=[True, False], survival=[0.5, 0.4, 0.9],
                           urgency=[0, 0, 0], disadvantage=[1 / 3] * 3, vulnerability=[1 / 3] * 3,
                           gini_resource="Nursing")
-    x = optimal_allocation(p, "rawlsian")
+    x = optimal_allocation(p, "rawlsian", leximin=True)
     assert sorted(need_satisfaction(p, x)) == pytest.approx([0, 1, 1])
     assert x[2, 0] == 1  # ESG tie-break: the bed goes to c (survival 0.9 > 0.4)
 

@@ -99,11 +99,12 @@ def optimal_cmd(
     framework: FrameworkName = typer.Option(..., "--framework", help="Ethical framework."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the allocation file here."),
+    leximin: bool = typer.Option(False, "--leximin", help="Rawlsian: refine max-min to full leximin."),
 ) -> None:
     """The allocation one framework would choose alone (exact MILP / entitlement rule)."""
     c = load_cohort(cohort)
     problem = c.to_problem()
-    x = optimal_allocation(problem, framework.value)
+    x = optimal_allocation(problem, framework.value, leximin=leximin)
     alloc = allocation_to_mapping(problem, x)
     m = _metrics_json(compute_metrics(problem, x))
     if out is not None:
