@@ -358,7 +358,7 @@ def _nsw_policy(mus, o):
 def _owa_policy(mus: np.ndarray, w: np.ndarray) -> np.ndarray:
     b, n, k = mus.shape
     obj = _s.OWAObjective(mus, w)
-    res = _s.barrier_solve(obj, obj.start(_uniform(b, k)), k, n_barrier=obj.n_barrier, gap=1e-11, mu=50.0)
+    res = _s.barrier_solve(obj, obj.start(_uniform(b, k)), k, n_barrier=obj.n_barrier, gap=1e-10)
     return _clean(res.y[:, :k])
 
 

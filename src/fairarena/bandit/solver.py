@@ -49,22 +49,27 @@ class BarrierResult:
     gap_bound: float       # m / t at exit
 
 
-def smoothed_hinge(v: np.ndarray, tau: np.ndarray | float):
+def smoothed_hinge(v: np.ndarray, tau: np.ndarray | float, derivs: bool = True):
     """min over s > max(0, v) of ``tau*s - log(s) - log(s - v)``, with first and second derivative in v.
 
     Closed form: ``s = (tau v + 2 + sqrt(tau^2 v^2 + 4)) / (2 tau)``. Written with
-    ``a = w + q`` and ``b = q - w`` (``w = tau v``, ``q = sqrt(w^2 + 4)``, ``a b = 4``) so that
-    neither cancels for large ``|w|``.
+    ``a = w + q`` and ``b = q - w`` (``w = tau v``, ``q = sqrt(w^2 + 4)``, ``a b = 4``), computing
+    the larger of the two directly and the smaller as ``4 / larger``, so neither cancels.
+    Then ``s = (a+2)/(2 tau)``, ``s - v = (b+2)/(2 tau)``.
     """
     w = tau * v
     q = np.sqrt(w * w + 4.0)
+    big = np.abs(w) + q
+    small = 4.0 / big
     pos = w >= 0
-    with np.errstate(divide="ignore"):
-        a = np.where(pos, w + q, 4.0 / (q - w))
-        b = np.where(pos, 4.0 / (q + w), q - w)
-    two_tau = 2.0 * tau
-    value = (a + 2.0) / 2.0 - np.log((a + 2.0) / two_tau) - np.log((b + 2.0) / two_tau)
-    d1 = two_tau / (b + 2.0)
+    a = np.where(pos, big, small)
+    b = np.where(pos, small, big)
+    a2 = a + 2.0
+    b2 = b + 2.0
+    value = 0.5 * a2 - np.log(a2 * b2) + 2.0 * np.log(2.0 * tau)
+    if not derivs:
+        return value, None, None
+    d1 = (2.0 * tau) / b2
     d2 = b / (2.0 * q) * d1 * d1
     return value, d1, d2
 
@@ -79,10 +84,11 @@ def barrier_solve(
     E: np.ndarray | None = None,
     n_barrier: int = 0,
     gap: float = 1e-10,
-    t0: float = 1.0,
-    mu: float = 20.0,
+    t0: float = 100.0,
+    mu: float = 50.0,
     max_newton: int = 80,
     newton_tol: float = 1e-9,
+    fallback_gap: float = 1e-7,
 ) -> BarrierResult:
     """Minimise ``objective`` over ``y = (p, r)`` with ``p`` (the first ``k`` entries) in the simplex.
 
@@ -129,6 +135,7 @@ def barrier_solve(
 
     t = t0
     steps = 0
+    last: tuple[np.ndarray, float] | None = None
     while True:
         active = np.ones(bsz, dtype=bool)
         for _ in range(max_newton):
@@ -140,16 +147,19 @@ def barrier_solve(
             grad[:, :k] -= 1.0 / p
             kkt[:, :n, :n] = hess
             kkt[:, dk, dk] += 1.0 / (p * p)
-            f0 = val - np.log(p).sum(axis=1)
             if G is not None:
                 slack = h - np.einsum("bln,bn->bl", G, y)
                 inv = 1.0 / slack
                 grad += np.einsum("bln,bl->bn", G, inv)
                 kkt[:, :n, :n] += np.einsum("bli,bl,blj->bij", G, inv * inv, G)
-                f0 = f0 - np.log(slack).sum(axis=1)
             if E is None:
-                rhs[:, :n, 0] = -grad
-                dy = _solve(kkt, rhs)[:, :n, 0]
+                # symmetric Jacobi scaling: hinge curvatures span many orders of magnitude
+                dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", kkt[:, :n, :n]), 1e-300))
+                kkt[:, :n, :n] *= dsc[:, :, None] * dsc[:, None, :]
+                kkt[:, :k, n] = dsc[:, :k]
+                kkt[:, n, :k] = dsc[:, :k]
+                rhs[:, :n, 0] = -grad * dsc
+                dy = _solve(kkt, rhs)[:, :n, 0] * dsc
             else:
                 hz = np.einsum("bji,bjk,bkl->bil", Z, kkt[:, :n, :n], Z) + pad
                 gz = np.einsum("bji,bj->bi", Z, grad)
@@ -168,28 +178,47 @@ def barrier_solve(
                 if G is not None:
                     gd = np.einsum("bln,bn->bl", G, dy)
                     ratio = np.minimum(ratio, np.where(gd > 0, slack / gd, np.inf).min(axis=1))
-            alpha = np.where(active, np.minimum(1.0, 0.99 * ratio), 0.0)
-            pending = active.copy()
-            for _ls in range(50):
-                fv = barrier_value(y + alpha[:, None] * dy, t)
-                ok = fv <= f0 - 0.25 * alpha * dec
-                pending &= ~ok
+            # Step length: the longest of alpha_max, alpha_max/4, alpha_max/16 that passes an
+            # Armijo test on the barrier value, else the damped Newton step 1/(1+lambda)
+            # (Nesterov & Nemirovski). Every term is self-concordant, so the damped step always
+            # decreases the barrier and stays in its domain without any function evaluation --
+            # which matters at large t, where the barrier value is a difference of terms ~t whose
+            # rounding error exceeds the decrease near the centre.
+            lam = np.sqrt(np.maximum(dec, 0.0))
+            a_max = np.minimum(1.0, 0.99 * ratio)
+            a_damp = np.minimum(np.where(lam > 0.25, 1.0 / (1.0 + lam), 1.0), a_max)
+            alpha = a_damp.copy()
+            with np.errstate(divide="ignore", invalid="ignore"):
+                f0 = val - np.log(p).sum(axis=1)
+                if G is not None:
+                    f0 = f0 - np.log(slack).sum(axis=1)
+            pending = active & (a_max > a_damp)
+            trial = a_max.copy()
+            for _ls in range(3):
                 if not pending.any():
                     break
-                alpha = np.where(pending, 0.5 * alpha, alpha)
-            # a failed line search, or a predicted decrease below the rounding level of the
-            # barrier value, means the instance is centred to machine precision
-            alpha = np.where(pending, 0.0, alpha)
-            active &= ~pending & (alpha * dec > 1e-15 * (1.0 + np.abs(f0)))
+                fv = barrier_value(y + np.where(pending, trial, 0.0)[:, None] * dy, t)
+                ok = pending & (trial > a_damp) & (fv <= f0 - 0.25 * trial * dec)
+                alpha = np.where(ok, trial, alpha)
+                pending &= ~ok
+                trial = trial * 0.25
+            alpha = np.where(active, alpha, 0.0)
             y += alpha[:, None] * dy
             steps += 1
         else:
             # out of Newton steps: acceptable only where the centring error in original units,
-            # dec / (2t), is negligible (the rounding regime at large t); otherwise fail loudly
-            bad = active & ~(dec / (2.0 * t) <= 1e-10)
+            # dec / (2t), is negligible (the rounding regime at large t)
+            bad = active & ~(dec / (2.0 * t) <= 1e-9)
             if bad.any():
-                raise SolverError(f"Newton centring did not converge for {int(bad.sum())} instance(s) "
-                                  f"(t = {t:.3g}, worst decrement {float(np.nanmax(dec[bad])):.3g})")
+                # Extreme t makes the Newton systems ill-conditioned. Fall back to the last
+                # well-centred iterate when its duality-gap bound is still tight; else fail.
+                if last is not None and last[1] <= fallback_gap:
+                    y[bad] = last[0][bad]
+                else:
+                    raise SolverError(
+                        f"Newton centring did not converge for {int(bad.sum())} instance(s) "
+                        f"(t = {t:.3g}, worst decrement {float(np.nanmax(dec[bad])):.3g})")
+        last = (y.copy(), m_total / t)
         if m_total / t <= gap:
             return BarrierResult(y=y, iterations=steps, gap_bound=m_total / t)
         t *= mu
@@ -242,7 +271,8 @@ class NegLogSumObjective:
         with np.errstate(divide="ignore"):
             inv = np.where(self.w > 0, self.w / np.where(self.w > 0, u, 1.0), 0.0)
         grad = -t * np.einsum("bik,bi->bk", self.A, inv)
-        hess = t * np.einsum("bik,bi,bil->bkl", self.A, inv / np.where(self.w > 0, u, 1.0), self.A)
+        wa = self.A * (inv / np.where(self.w > 0, u, 1.0))[:, :, None]
+        hess = t * (self.A.transpose(0, 2, 1) @ wa)
         return val, grad, hess
 
 
@@ -274,6 +304,7 @@ class OWAObjective:
 
     def __init__(self, mu: np.ndarray, weights: np.ndarray) -> None:
         self.mu = mu  # (B, N, K)
+        self.mu_t = mu.transpose(0, 2, 1)
         n = mu.shape[1]
         w = np.asarray(weights, dtype=float)
         wd = w[:-1] - w[1:]  # w'_m for m = 1..N-1
@@ -293,7 +324,7 @@ class OWAObjective:
         b, n, k = self.mu.shape
         p = y[:, :k]
         r = y[:, k:]
-        u = np.einsum("bik,bk->bi", self.mu, p)
+        u = (self.mu @ p[:, :, None])[:, :, 0]
         lin = -(self.wl * self.msz * r).sum(axis=1) - self.w_last * u.sum(axis=1)
         val = t * lin
         if self.M == 0:
@@ -303,17 +334,17 @@ class OWAObjective:
             return val, grad, np.zeros((b, k, k))
         v = r[:, :, None] - u[:, None, :]  # (B, M, N)
         tau = (t * self.wl)[None, :, None]
-        hv, d1, d2 = smoothed_hinge(v, tau)
+        hv, d1, d2 = smoothed_hinge(v, tau, derivs)
         val = val + hv.sum(axis=(1, 2))
         if not derivs:
             return val, None, None
         nvar = k + self.M
         grad = np.empty((b, nvar))
-        grad[:, :k] = -t * self.w_last * self.mu.sum(axis=1) - np.einsum("bi,bik->bk", d1.sum(axis=1), self.mu)
+        grad[:, :k] = -t * self.w_last * self.mu.sum(axis=1) - (self.mu_t @ d1.sum(axis=1)[:, :, None])[:, :, 0]
         grad[:, k:] = -t * self.wl * self.msz + d1.sum(axis=2)
         hess = np.zeros((b, nvar, nvar))
-        hess[:, :k, :k] = np.einsum("bik,bi,bil->bkl", self.mu, d2.sum(axis=1), self.mu)
-        cross = -np.einsum("bmi,bik->bmk", d2, self.mu)  # (B, M, K)
+        hess[:, :k, :k] = self.mu_t @ (self.mu * d2.sum(axis=1)[:, :, None])
+        cross = -(d2 @ self.mu)  # (B, M, K)
         hess[:, k:, :k] = cross
         hess[:, :k, k:] = cross.transpose(0, 2, 1)
         mi = np.arange(self.M)
