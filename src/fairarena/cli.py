@@ -23,6 +23,8 @@ COMMAND_MODULES = (
     "fairarena.bandit.cli",
     "fairarena.demo",
     "fairarena.triage.cli",
+    "fairarena.experiments.cli",
+    "fairarena.arena.cli",
 )
 
 for _name in COMMAND_MODULES:

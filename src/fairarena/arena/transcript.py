@@ -1,0 +1,120 @@
+"""The debate transcript: a typed record written as JSONL, one event per line, as it happens.
+
+Line 1 is the ``header`` (provenance: config, seed, model specs, package versions, git revision, and
+the full cohort, so the transcript alone reproduces every metric). Then one ``turn`` per model
+call — prompt messages, raw reply, parsed proposal, violations, repair attempt, retrieved chunk
+ids, token usage, latency, and the proposal's six metrics — then ``closing`` and a ``footer``
+(status ``ok`` or ``failed`` with the error). Each line is flushed when written: a crash or a failed
+model call leaves every earlier event on disk. API keys never enter a transcript (they are not in
+model specs, prompts or replies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterator
+
+from fairarena.errors import InputError
+from fairarena.fsutil import _json_default
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Turn:
+    agent: str                    # "A" | "B"
+    profile: str
+    phase: str                    # round | final | draft | decide
+    round: int
+    attempt: int                  # 0 = first answer, 1..M = repair turns
+    messages: list[dict[str, str]]
+    raw: str | None
+    proposal: dict[str, Any] | None
+    violations: list[str]
+    valid: bool
+    metrics: dict[str, Any] | None
+    retrieved: list[dict[str, Any]] = field(default_factory=list)
+    rag_note: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+    latency_s: float = 0.0
+    cached: bool = False
+    error: str | None = None
+    type: str = "turn"
+
+
+@dataclass
+class Closing:
+    rule: str
+    allocation: dict[str, Any] | None
+    metrics: dict[str, Any] | None
+    feasible: bool
+    violations: list[str]
+    note: str = ""
+    type: str = "closing"
+
+
+class TranscriptWriter:
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh: IO[str] | None = open(self.path, "w", encoding="utf-8")
+
+    def write(self, event: Any) -> None:
+        if self._fh is None:
+            return
+        obj = asdict(event) if hasattr(event, "__dataclass_fields__") else dict(event)
+        self._fh.write(json.dumps(obj, default=_json_default, ensure_ascii=False) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+
+def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    events = []
+    with open(path, encoding="utf-8") as fh:
+        for k, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    raise InputError("transcript", f"{path}:{k}", "one JSON object per line") from None
+    if not events or events[0].get("type") != "header":
+        raise InputError("transcript", str(path), "a fairarena transcript starting with a header line")
+    return events
+
+
+def iter_turns(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    return (e for e in events if e.get("type") == "turn")
+
+
+def recompute_metrics(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Re-score every recorded proposal (and the joint final) from the transcript alone.
+
+    Returns one entry per scored event: ``{"event": index, "recorded": {...}, "recomputed": {...}}``.
+    """
+    from fairarena.triage import compute_metrics, parse_cohort
+    from fairarena.arena.parsing import validate_mapping
+
+    cohort = parse_cohort(events[0]["cohort"])
+    problem = cohort.to_problem()
+    out = []
+    for k, e in enumerate(events):
+        mapping = None
+        if e.get("type") == "turn" and e.get("metrics") is not None:
+            mapping = (e.get("proposal") or {}).get("allocation")
+        elif e.get("type") == "closing" and e.get("metrics") is not None:
+            mapping = e.get("allocation")
+        if mapping is None:
+            continue
+        x, _ = validate_mapping(problem, mapping)
+        assert x is not None
+        out.append({"event": k, "recorded": e["metrics"], "recomputed": compute_metrics(problem, x)})
+    return out
