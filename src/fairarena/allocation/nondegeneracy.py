@@ -32,13 +32,13 @@ import numpy as np
 
 from fairarena.allocation.optimal import (
     AllocationMILP,
+    InfeasibleMILP,
     _add,
     add_gini_bound,
     framework_optima,
 )
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.allocation.welfare import FRAMEWORKS, compute_metrics, get_framework, gini, need_satisfaction
-from fairarena.errors import SolverError
 
 __all__ = [
     "NonDegeneracyReport",
@@ -138,10 +138,8 @@ def _joint_feasible(problem: AllocationProblem, frameworks: Sequence[str],
                 m.add_row(c, lo=float(b) - tol)
     try:
         _, sol = m.solve({}, "max")
-    except SolverError as exc:
-        if "status 2" in str(exc):
-            return None
-        raise
+    except InfeasibleMILP:
+        return None
     return m.allocation(sol)
 
 

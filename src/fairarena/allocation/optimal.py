@@ -28,6 +28,7 @@ from fairarena.errors import SolverError
 
 __all__ = [
     "AllocationMILP",
+    "InfeasibleMILP",
     "optimal_allocation",
     "framework_optima",
     "entitlement_allocation",
@@ -38,6 +39,10 @@ Expr = dict[int, float]
 _STATUS = {1: "iteration or time limit reached", 2: "infeasible", 3: "unbounded", 4: "numerical or other failure"}
 MIP_REL_GAP = 1e-9
 STAGE_EPS = 1e-9
+
+
+class InfeasibleMILP(SolverError):
+    """HiGHS proved the MILP infeasible (status 2): a definite answer, not a solver failure."""
 
 
 def _add(*exprs: tuple[float, Expr]) -> Expr:
@@ -137,6 +142,8 @@ class AllocationMILP:
             options["time_limit"] = self.time_limit
         res = milp(c, constraints=constraints, integrality=np.asarray(self.integer),
                    bounds=Bounds(np.asarray(self.lb), np.asarray(self.ub)), options=options)
+        if res.status == 2:
+            raise InfeasibleMILP(f"HiGHS MILP infeasible: {res.message}")
         if res.status != 0 or res.x is None:
             raise SolverError(f"HiGHS MILP not optimal: status {res.status} "
                               f"({_STATUS.get(res.status, 'unknown')}): {res.message}")

@@ -59,7 +59,7 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("egalitarian", "gini", "min", "Gini",
                   "minimise the Gini of CNSS; tie-break: maximise mean CNSS"),
         Framework("rawlsian", "rmg", "max", "RMG",
-                  "maximise RMG = min_i CNSS_i, then leximin, then ESG"),
+                  "maximise RMG = min_i CNSS_i; tie-break: maximise ESG (exact leximin optional)"),
         Framework("prioritarian", "dw_esg", "max", "DW-ESG",
                   "maximise DW-ESG = sum_i w_i s_i CNSS_i; tie-break: maximise ESG"),
         Framework("care", "vwci", "max", "VWCI",
