@@ -1,0 +1,113 @@
+"""CLI: ``fairarena sweep`` (the procedural-fairness study) and ``fairarena preflib`` (real data)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from fairarena.cli_common import cli_errors, console, emit_json
+
+
+def _grid(preset: str, config: Optional[Path], seed: Optional[int]):
+    from fairarena.experiments.config import load_config
+    from fairarena.experiments.config import preset as get_preset
+
+    cfg = load_config(config) if config is not None else get_preset(preset)
+    if seed is not None:
+        if seed < 0:
+            from fairarena.errors import InputError
+
+            raise InputError("seed", seed, "expected a non-negative integer")
+        cfg = cfg.model_copy(update={"seed": seed})
+    return cfg
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("sweep")
+    @cli_errors
+    def sweep_cmd(
+        out: Path = typer.Option(..., "--out", help="Output folder (settings.parquet, summary.json, table1, figure1)."),
+        preset: str = typer.Option("paper", "--preset", help="Grid preset: paper, small or tiny."),
+        config: Optional[Path] = typer.Option(None, "--config", help="Grid config TOML (overrides --preset)."),
+        workers: Optional[int] = typer.Option(None, "--workers", help="Parallel workers (default: all cores)."),
+        limit: Optional[int] = typer.Option(None, "--limit", help="Run a spread-out subsample of M settings."),
+        backend: str = typer.Option("joblib", "--backend", help="joblib (local processes) or dask."),
+        address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (default: a LocalCluster)."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Override the grid's master seed."),
+        json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout; no progress bar."),
+    ) -> None:
+        """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
+        from fairarena.errors import InputError
+        from fairarena.experiments.backends import BACKENDS
+        from fairarena.experiments.config import expand, subsample
+        from fairarena.experiments.store import table_markdown, write_sweep
+        from fairarena.experiments.sweep import run_sweep
+        from fairarena.provenance import run_record
+
+        cfg = _grid(preset, config, seed)
+        if backend not in BACKENDS:
+            raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
+        if workers is not None and workers < 1:
+            raise InputError("workers", workers, "expected a positive integer")
+        if limit is not None and limit < 1:
+            raise InputError("limit", limit, "expected a positive integer")
+        if out.exists() and not out.is_dir():
+            raise InputError("out", str(out), "exists and is not a folder")
+        total = len(subsample(expand(cfg), limit))  # validates the grid before anything runs
+        if json_out:
+            res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=console, transient=True) as bar:
+                tid = bar.add_task(f"{cfg.name} ({backend})", total=total)
+                res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
+                                progress=lambda done, n: bar.update(tid, completed=done))
+        record = run_record(cfg.model_dump(), cfg.seed, command="sweep", limit=limit, backend=backend,
+                            workers=workers, address=address)
+        summary = {**res.summary, "versions": record["versions"], "revision": record["revision"]}
+        files = write_sweep(out, res.frame, summary, record)
+        if json_out:
+            emit_json(summary)
+            return
+        console.print(f"[bold]Table 1[/] ({summary['n_settings']:,} settings, {summary['seconds']:.1f} s, "
+                      f"preset/config {cfg.name}, seed {cfg.seed})")
+        console.print(table_markdown(summary["table"]), highlight=False, markup=False)
+        console.print("wrote " + ", ".join(str(f) for f in files))
+
+    @app.command("preflib")
+    @cli_errors
+    def preflib_cmd(
+        file: Path = typer.Option(..., "--file", help="PrefLib .soc or .soi file."),
+        out: Path = typer.Option(..., "--out", help="Output folder (preflib.json, table2.md, figure2)."),
+        voters: int = typer.Option(50, "--voters", help="Voters sampled uniformly without replacement."),
+        seed: int = typer.Option(42, "--seed", help="Sampling seed."),
+        json_out: bool = typer.Option(False, "--json", help="Print the rewards and policies as JSON."),
+    ) -> None:
+        """Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."""
+        from fairarena.experiments.preflib_example import preflib_example, write_preflib
+        from fairarena.experiments.store import POLICY_TITLES
+        from fairarena.provenance import run_record
+
+        result = preflib_example(file, voters=voters, seed=seed)
+        record = run_record({"file": str(file), "voters": voters}, seed, command="preflib")
+        write_preflib(out, result, record)
+        if json_out:
+            emit_json({"rewards": result["rewards"],
+                       "policies": {k: {kk: v[kk] for kk in ("policy", "pf", "ef", "uf")}
+                                    for k, v in result["policies"].items()}})
+            return
+        from rich.table import Table
+
+        t = Table(title=f"{result['title']}: {voters} of {result['file_voters']} voters (seed {seed})",
+                  title_justify="left")
+        for col in ("policy", "p", "PF", "EF", "UF"):
+            t.add_column(col, justify="left" if col in ("policy", "p") else "right")
+        for name, r in result["policies"].items():
+            t.add_row(POLICY_TITLES.get(name, name), " ".join(f"{x:.2f}" for x in r["policy"]),
+                      f"{r['pf']:.3f}", f"{r['ef']:.3f}", f"{r['uf']:.3f}")
+        console.print(t)
+        console.print(f"wrote {out}/preflib.json, table2.md, figure2.png/.svg")

@@ -1,0 +1,222 @@
+"""Grid configs for the procedural-fairness sweep: validated once, expanded into settings.
+
+A grid is a full factorial over the number of agents ``N``, arms ``K``, preference cultures,
+Mallows dispersions ``phi`` (crossed with the ``mallows`` culture only), favourite-arm modes and
+the favourite count ``f`` (crossed with the ``fixed`` mode only; combinations with ``f >= K`` are
+filtered out). A config file is TOML with the fields of :class:`GridConfig` at top level;
+``base = "paper"`` starts from a preset and overrides only the fields given.
+
+Each setting has its own seed derived from the grid seed and the setting's parameters (not its
+position), so a setting's instance is the same whatever else the grid contains.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fairarena.errors import InputError
+
+ALL_POLICIES = ("pf", "ef", "uf", "nsw", "ggi", "maximin")
+TABLE_POLICIES = ("pf", "ef", "uf", "nsw", "ggi")
+
+
+class GridConfig(BaseModel):
+    """A sweep grid (every list is one factor of the full factorial)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = "custom"
+    seed: int = Field(42, ge=0, description="master seed; each setting derives its own")
+    N: list[int] = Field(..., min_length=1, description="numbers of agents")
+    K: list[int] = Field(..., min_length=1, description="numbers of arms")
+    cultures: list[str] = Field(..., min_length=1, description="preference cultures")
+    phi: list[float] = Field([0.5], min_length=1, description="Mallows dispersions (mallows only)")
+    favourites: list[Literal["fixed", "random", "strict"]] = Field(["fixed", "random"], min_length=1)
+    f: list[int] = Field([1], min_length=1, description="favourite counts for the 'fixed' mode")
+    reward_low: float = Field(0.01, gt=0.0, lt=1.0)
+    reward_high: float = Field(0.99, gt=0.0, lt=1.0)
+    policies: list[str] = Field(list(TABLE_POLICIES), min_length=1)
+    ef_kind: Literal["squared", "absolute"] = "squared"
+    tie_break: Literal["utilitarian", "central"] = "utilitarian"
+    tol: float = Field(1e-9, ge=0.0, lt=1.0)
+    max_batch: int = Field(512, ge=1, description="largest batch of one shape solved in one task")
+
+    @field_validator("N", "K", "f")
+    @classmethod
+    def _positive(cls, v: list[int]) -> list[int]:
+        for j, x in enumerate(v):
+            if x <= 0:
+                raise ValueError(f"entry {j} is {x}: expected positive integers")
+        return sorted(set(v))
+
+    @field_validator("phi")
+    @classmethod
+    def _phi(cls, v: list[float]) -> list[float]:
+        for j, x in enumerate(v):
+            if not (np.isfinite(x) and 0.0 <= x <= 1.0):
+                raise ValueError(f"entry {j} is {x}: Mallows phi must lie in [0, 1]")
+        return sorted(set(v))
+
+    @field_validator("cultures")
+    @classmethod
+    def _cultures(cls, v: list[str]) -> list[str]:
+        from fairarena.preferences.cultures import get_culture
+
+        out: list[str] = []
+        for x in v:
+            try:
+                name = get_culture(x).name
+            except InputError as exc:
+                raise ValueError(f"unknown culture {x!r}: {exc.expected}") from None
+            if name not in out:
+                out.append(name)
+        return out
+
+    @field_validator("policies")
+    @classmethod
+    def _policies(cls, v: list[str]) -> list[str]:
+        for x in v:
+            if x not in ALL_POLICIES:
+                raise ValueError(f"unknown policy {x!r}: expected some of {', '.join(ALL_POLICIES)}")
+        return [p for p in ALL_POLICIES if p in v]
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "GridConfig":
+        if not self.reward_low < self.reward_high:
+            raise ValueError(f"reward_low = {self.reward_low} must be below reward_high = {self.reward_high}")
+        return self
+
+    def options(self) -> Any:
+        from fairarena.bandit.notions import Options
+
+        return Options(tol=self.tol, ef_kind=self.ef_kind, tie_break=self.tie_break)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One point of the grid."""
+
+    setting_id: int
+    N: int
+    K: int
+    culture: str
+    phi: float          # NaN unless culture == 'mallows'
+    fav_mode: str
+    f: int              # 0 unless fav_mode == 'fixed'
+    seed: int           # derived instance seed
+
+    @property
+    def key(self) -> str:
+        phi = "" if np.isnan(self.phi) else repr(float(self.phi))
+        return f"N={self.N}|K={self.K}|culture={self.culture}|phi={phi}|fav={self.fav_mode}|f={self.f}"
+
+
+def derive_seed(master: int, key: str) -> int:
+    """A 63-bit seed from the master seed and a setting's key (stable across Python runs)."""
+    words = np.frombuffer(hashlib.blake2b(key.encode(), digest_size=16).digest(), dtype=np.uint32)
+    ss = np.random.SeedSequence([int(master), *map(int, words)])
+    return int(ss.generate_state(2, dtype=np.uint32).astype(np.uint64) @ np.array([1 << 31, 1], np.uint64))
+
+
+def expand(cfg: GridConfig) -> list[Setting]:
+    """All settings of the grid, in (N, K, culture, phi, favourite mode, f) order."""
+    out: list[Setting] = []
+    for n in cfg.N:
+        for k in cfg.K:
+            for culture in cfg.cultures:
+                phis = cfg.phi if culture == "mallows" else [float("nan")]
+                for phi in phis:
+                    for mode in cfg.favourites:
+                        fs = [f for f in cfg.f if f < k] if mode == "fixed" else [0]
+                        for f in fs:
+                            s = Setting(len(out), n, k, culture, float(phi), mode, f, 0)
+                            out.append(Setting(s.setting_id, n, k, culture, float(phi), mode, f,
+                                               derive_seed(cfg.seed, s.key)))
+    if not out:
+        raise InputError("grid", _grid_summary(cfg),
+                         "the full factorial is empty after filtering impossible combinations "
+                         "(the 'fixed' favourite mode needs some f < K)")
+    return out
+
+
+def _grid_summary(cfg: GridConfig) -> dict[str, Any]:
+    return {"K": cfg.K, "favourites": cfg.favourites, "f": cfg.f}
+
+
+def subsample(settings: list[Setting], limit: int | None) -> list[Setting]:
+    """A deterministic, spread-out subsample of ``limit`` settings (every grid region represented)."""
+    if limit is None or limit >= len(settings):
+        return settings
+    if isinstance(limit, bool) or limit < 1:
+        raise InputError("limit", limit, "expected a positive integer")
+    idx = np.unique(np.linspace(0, len(settings) - 1, int(limit)).round().astype(int))
+    return [settings[i] for i in idx]
+
+
+# ------------------------------------------------------------------------------------------------
+# Presets
+# ------------------------------------------------------------------------------------------------
+
+PAPER = dict(
+    name="paper", seed=42,
+    N=list(range(2, 21)), K=list(range(2, 11)),
+    cultures=["ic", "uniform", "sp_conitzer", "mallows"],
+    phi=[0.1, 0.3, 0.5, 0.7, 0.9],
+    favourites=["fixed", "random"], f=list(range(1, 10)),
+)
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # >= 7,776 settings: 19 N x (sum over K of (K - 1) fixed f + 1 random = 54) x 8 culture configs
+    "paper": PAPER,
+    # the demo's reduced grid (a few seconds)
+    "small": dict(PAPER, name="small", N=[2, 3, 5, 8, 12], K=[2, 3, 4, 6], phi=[0.2, 0.8], f=[1, 2, 3]),
+    # a few dozen settings for tests
+    "tiny": dict(PAPER, name="tiny", N=[2, 4], K=[2, 3], cultures=["ic", "sp_conitzer", "mallows"],
+                 phi=[0.5], f=[1, 2]),
+}
+
+
+def _from_dict(data: dict[str, Any], where: str) -> GridConfig:
+    try:
+        return GridConfig(**data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "config"
+        msg = err["msg"].removeprefix("Value error, ")
+        raise InputError(f"{where}{loc}" if loc != "config" else where.rstrip(".") or "config",
+                         err.get("input"), msg) from None
+
+
+def preset(name: str, **overrides: Any) -> GridConfig:
+    if name not in PRESETS:
+        raise InputError("preset", name, f"expected one of {', '.join(PRESETS)}")
+    return _from_dict({**PRESETS[name], **overrides}, "")
+
+
+def load_config(path: str | Path) -> GridConfig:
+    """A grid from a TOML file (top-level fields of :class:`GridConfig`; optional ``base`` preset)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("config", str(path), "no such config file")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError("config", str(path), f"not valid TOML ({exc})") from None
+    data = data.get("grid", data) if isinstance(data.get("grid"), dict) else data
+    base = data.pop("base", None)
+    if base is not None:
+        if base not in PRESETS:
+            raise InputError("config.base", base, f"expected one of {', '.join(PRESETS)}")
+        data = {**PRESETS[base], **data}
+    return _from_dict(data, "config.")

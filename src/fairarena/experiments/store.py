@@ -1,0 +1,88 @@
+"""The sweep's results store: ``settings.parquet``, ``summary.json``, Table 1 (Markdown, LaTeX),
+Figure 1 (PNG, SVG) and ``run.json`` (provenance). Everything is written into a temporary folder
+and moved into ``out`` only when complete, so a failed run leaves nothing half-written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+from fairarena.fsutil import atomic_dir, atomic_write_json, atomic_write_text
+
+NOTION_TITLES = {"pf": "PF", "ef": "EF", "uf": "UF"}
+POLICY_TITLES = {"pf": "PF", "ef": "EF", "uf": "UF", "nsw": "NSW", "ggi": "GGI", "maximin": "Maximin"}
+
+
+def table_markdown(table: Mapping[str, Mapping[str, list[float]]], digits: int = 2) -> str:
+    lines = ["| policy | PF score | EF score | UF score |", "| --- | --- | --- | --- |"]
+    for pname, row in table.items():
+        cells = [f"{row[k][0]:.{digits}f} ± {row[k][1]:.{digits}f}" for k in ("pf", "ef", "uf")]
+        lines.append(f"| {POLICY_TITLES.get(pname, pname)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def table_latex(table: Mapping[str, Mapping[str, list[float]]], digits: int = 2) -> str:
+    lines = [r"\begin{tabular}{lccc}", r"\toprule", r"Policy & PF & EF & UF \\", r"\midrule"]
+    for pname, row in table.items():
+        cells = [f"${row[k][0]:.{digits}f} \\pm {row[k][1]:.{digits}f}$" for k in ("pf", "ef", "uf")]
+        lines.append(f"{POLICY_TITLES.get(pname, pname)} & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def grouped_bars(path_stem: Path, groups: Mapping[str, Mapping[str, tuple[float, float]]], title: str,
+                 ylabel: str = "score") -> list[Path]:
+    """Grouped bar chart: one group per policy, one bar per notion (PF bars highlighted),
+    error bars = std. Writes ``<stem>.png`` and ``<stem>.svg`` atomically."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fairarena.fsutil import atomic_path
+
+    notions = ("pf", "ef", "uf")
+    colours = {"pf": "#c0392b", "ef": "#9dbbd6", "uf": "#c9c9c9"}
+    pols = list(groups)
+    x = np.arange(len(pols))
+    width = 0.26
+    fig, ax = plt.subplots(figsize=(1.3 * len(pols) + 2.5, 3.6))
+    for j, nname in enumerate(notions):
+        means = [groups[p][nname][0] for p in pols]
+        stds = [groups[p][nname][1] for p in pols]
+        ax.bar(x + (j - 1) * width, means, width, yerr=stds, capsize=3, label=f"{NOTION_TITLES[nname]} score",
+               color=colours[nname], edgecolor="black" if nname == "pf" else "none",
+               linewidth=1.2 if nname == "pf" else 0, error_kw={"elinewidth": 0.8})
+    ax.set_xticks(x, [f"{POLICY_TITLES.get(p, p)} policy" for p in pols])
+    ax.set_ylim(0, 1.08)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(ncol=3, fontsize=8, loc="lower right", framealpha=0.9)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    out = []
+    for ext in ("png", "svg"):
+        target = path_stem.with_suffix(f".{ext}")
+        with atomic_path(target) as tmp:
+            fig.savefig(tmp, format=ext, dpi=150, metadata={"Date": None} if ext == "svg" else None)
+        out.append(target)
+    plt.close(fig)
+    return out
+
+
+def write_sweep(out: str | Path, frame: Any, summary: dict[str, Any], record: dict[str, Any]) -> list[Path]:
+    """Write every artefact of a sweep into ``out`` (atomically, as a whole)."""
+    out = Path(out)
+    names = []
+    with atomic_dir(out) as tmp:
+        frame.to_parquet(tmp / "settings.parquet", index=False)
+        atomic_write_json(tmp / "summary.json", summary)
+        atomic_write_json(tmp / "run.json", record)
+        atomic_write_text(tmp / "table1.md", table_markdown(summary["table"]))
+        atomic_write_text(tmp / "table1.tex", table_latex(summary["table"]))
+        grouped_bars(tmp / "figure1", summary["table"],
+                     f"Mean score of each optimal policy over {summary['n_settings']:,} settings (± std)")
+        names = sorted(p.relative_to(tmp) for p in tmp.rglob("*") if p.is_file())
+    return [out / n for n in names]
