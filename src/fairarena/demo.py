@@ -57,6 +57,8 @@ def _yn(b: bool) -> str:
 # (title, "module:function"); a function takes the output directory.
 SECTIONS: list[tuple[str, str]] = [
     ("Fairness notions on the worked examples", "fairarena.demo:worked_examples"),
+    ("Procedural-fairness sweep (reduced grid; --full: the paper grid)", "fairarena.experiments.demo:sweep_demo"),
+    ("PrefLib Mechanical Turk Dots example", "fairarena.experiments.demo:dots_demo"),
 ]
 
 
