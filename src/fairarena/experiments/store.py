@@ -35,7 +35,7 @@ def table_latex(table: Mapping[str, Mapping[str, list[float]]], digits: int = 2)
 def grouped_bars(path_stem: Path, groups: Mapping[str, Mapping[str, tuple[float, float]]], title: str,
                  ylabel: str = "score") -> list[Path]:
     """Grouped bar chart: one group per policy, one bar per notion (PF bars highlighted),
-    error bars = std. Writes ``<stem>.png`` and ``<stem>.svg`` atomically."""
+    error bars = std clipped to [0, 1]. Writes ``<stem>.png`` and ``<stem>.svg`` atomically."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -51,8 +51,10 @@ def grouped_bars(path_stem: Path, groups: Mapping[str, Mapping[str, tuple[float,
     fig, ax = plt.subplots(figsize=(1.3 * len(pols) + 2.5, 3.6))
     for j, nname in enumerate(notions):
         means = [groups[p][nname][0] for p in pols]
-        stds = [groups[p][nname][1] for p in pols]
-        ax.bar(x + (j - 1) * width, means, width, yerr=stds, capsize=3, label=f"{NOTION_TITLES[nname]} score",
+        stds = np.array([groups[p][nname][1] for p in pols])
+        # std error bars, clipped to the score range [0, 1]
+        yerr = np.vstack([np.minimum(stds, means), np.minimum(stds, np.clip(1.0 - np.array(means), 0, None))])
+        ax.bar(x + (j - 1) * width, means, width, yerr=yerr, capsize=3, label=f"{NOTION_TITLES[nname]} score",
                color=colours[nname], edgecolor="black" if nname == "pf" else "none",
                linewidth=1.2 if nname == "pf" else 0, error_kw={"elinewidth": 0.8})
     ax.set_xticks(x, [f"{POLICY_TITLES.get(p, p)} policy" for p in pols])
