@@ -127,6 +127,11 @@ def write_page(res: dict, out: Path, page: Path) -> None:
     best_ef = min(ef_gaps, key=ef_gaps.get)
     pf_min = float(df[df.policy == "pf"]["pf"].min())
     cfg = summ["config"]
+    if not summ.get("revision"):  # run from an exported tree: take the checkout's revision
+        import subprocess
+
+        summ["revision"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                          text=True, cwd=Path.cwd()).stdout.strip() or None
     n = summ["n_settings"]
     t = summ["seconds"]
     L: list[str] = []

@@ -36,13 +36,18 @@ def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
 
     from fairarena.bandit.notions import evaluate_batch, optimal_policies
     from fairarena.bandit.problem import inequality
+    from fairarena.errors import SolverError
 
     with threadpool_limits(1):  # same arithmetic in every process, whatever the backend
         t0 = time.perf_counter()
         mus = np.stack([make_instance(s, cfg) for s in settings])
         t1 = time.perf_counter()
         o = cfg.options()
-        pols = optimal_policies(mus, cfg.policies, o)
+        try:
+            pols = optimal_policies(mus, cfg.policies, o)
+        except SolverError as exc:  # say which settings, then fail: no half-converged numbers
+            raise SolverError(f"shape N={settings[0].N}, K={settings[0].K} (setting ids "
+                              f"{settings[0].setting_id}..{settings[-1].setting_id}): {exc}") from exc
         # maximin: only its raw value is reported unless its policy is part of the run
         optima = {} if "maximin" in pols else {"maximin": np.zeros(len(settings))}
         ev = evaluate_batch(mus, pols, o, optima=optima)
