@@ -34,7 +34,7 @@ def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
     """Every policy of ``cfg.policies`` and its scores for settings of one shape (one task)."""
     from threadpoolctl import threadpool_limits
 
-    from fairarena.bandit.notions import evaluate_batch, optimal_policies
+    from fairarena.bandit.notions import evaluate_batch
     from fairarena.bandit.problem import inequality
     from fairarena.errors import SolverError
 
@@ -44,7 +44,7 @@ def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
         t1 = time.perf_counter()
         o = cfg.options()
         try:
-            pols = optimal_policies(mus, cfg.policies, o)
+            pols, n_fallback = _policies(mus, cfg, o)
         except SolverError as exc:  # say which settings, then fail: no half-converged numbers
             raise SolverError(f"shape N={settings[0].N}, K={settings[0].K} (setting ids "
                               f"{settings[0].setting_id}..{settings[-1].setting_id}): {exc}") from exc
@@ -56,7 +56,71 @@ def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
         ef_worst = -inequality(mus.transpose(0, 2, 1), o.ef_kind).max(axis=1)
         t2 = time.perf_counter()
     return {"ids": np.array([s.setting_id for s in settings]), "policies": pols, "scores": ev,
-            "ef_worst": ef_worst, "t_instances": t1 - t0, "t_solve": t2 - t1}
+            "ef_worst": ef_worst, "t_instances": t1 - t0, "t_solve": t2 - t1, "lp_fallbacks": n_fallback}
+
+
+def _policies(mus: np.ndarray, cfg: GridConfig, o: Any) -> tuple[dict[str, np.ndarray], int]:
+    """All policies of the batch; if the batched solver reports failure, solve the failing notion
+    instance by instance, and for an OWA notion (ggi, maximin) an instance the barrier solver still
+    cannot centre is solved exactly as an LP with HiGHS (counted in ``timing.lp_fallbacks``)."""
+    from fairarena.bandit.notions import optimal_policies
+    from fairarena.errors import SolverError
+
+    try:
+        return optimal_policies(mus, cfg.policies, o), 0
+    except SolverError:
+        pass
+    out: dict[str, np.ndarray] = {}
+    n_fallback = 0
+    for name in cfg.policies:
+        try:
+            out[name] = optimal_policies(mus, [name], o)[name]
+            continue
+        except SolverError:
+            if name not in ("ggi", "maximin"):
+                raise
+        rows = []
+        for mu in mus:
+            try:
+                rows.append(optimal_policies(mu[None], [name], o)[name][0])
+            except SolverError:
+                n = mu.shape[0]
+                w = o.ggi_w(n) if name == "ggi" else np.eye(1, n)[0]
+                rows.append(owa_lp(mu, w))
+                n_fallback += 1
+        out[name] = np.stack(rows)
+    return out, n_fallback
+
+
+def owa_lp(mu: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Exact OWA-optimal policy by one LP (HiGHS): maximise ``sum_m w_m U_(m)`` (ascending, ``w``
+    non-increasing) written as ``sum_m (w_m - w_{m+1}) L_m(U)`` with ``L_m`` the sum of the ``m``
+    smallest utilities, ``L_m(U) = max_t m t - sum_i max(0, t - U_i)``."""
+    from scipy.optimize import linprog
+
+    from fairarena.errors import SolverError
+
+    n, k = mu.shape
+    c_m = w - np.append(w[1:], 0.0)
+    # variables: p (k), t (n), d (n * n) with d[m, i] >= t_m - mu_i p, d >= 0
+    nv = k + n + n * n
+    c = np.zeros(nv)
+    c[k:k + n] = -c_m * np.arange(1, n + 1)
+    c[k + n:] = np.repeat(c_m, n)
+    a_ub = np.zeros((n * n, nv))
+    for m in range(n):
+        rows = slice(m * n, (m + 1) * n)
+        a_ub[rows, :k] = -mu
+        a_ub[rows, k + m] = 1.0
+        a_ub[rows, k + n + m * n:k + n + (m + 1) * n] = -np.eye(n)
+    a_eq = np.zeros((1, nv))
+    a_eq[0, :k] = 1.0
+    bounds = [(0, None)] * k + [(None, None)] * n + [(0, None)] * (n * n)
+    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(n * n), A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs")
+    if res.status != 0:
+        raise SolverError(f"OWA LP failed: {res.message}")
+    p = np.clip(res.x[:k], 0.0, None)
+    return p / p.sum()
 
 
 @dataclass
@@ -104,6 +168,7 @@ def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "jobl
     summary.update(n_settings=len(settings), seconds=round(seconds, 3),
                    timing={"instances_s": round(sum(r["t_instances"] for r in results), 3),
                            "solve_s": round(sum(r["t_solve"] for r in results), 3),
+                           "lp_fallbacks": int(sum(r["lp_fallbacks"] for r in results)),
                            "tasks": len(tasks), "backend": backend, "workers": workers, "limit": limit})
     return SweepResult(frame, summary, settings)
 
