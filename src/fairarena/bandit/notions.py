@@ -41,6 +41,7 @@ from fairarena.errors import InputError
 TIE_BREAKS = ("utilitarian", "central")
 EF_KINDS = ("squared", "absolute")
 _PF_SUBSET_MAX_K = 16
+_SUPPORT_TOL = 1e-7  # below this an interior-point coordinate is taken as 0 (it is ~1/t there)
 
 
 @dataclass(frozen=True)
@@ -178,11 +179,14 @@ def _utilitarian_tie_break(mus: np.ndarray, p_hat: np.ndarray, face: np.ndarray)
     face, on which every optimum shares these linear statistics), the one with the largest total
     utility (then the centre of what remains tied)."""
     b, n, k = mus.shape
-    p0 = np.clip(p_hat, 1e-12, None)
+    # The interior-point p_hat lies in the relative interior of the optimal face, so its support
+    # is the face's support: arms at ~0 stay at 0 (numerically they are ~1/t).
+    live = p_hat > _SUPPORT_TOL
+    p0 = np.where(live, p_hat, 0.0)
     p0 /= p0.sum(axis=1, keepdims=True)
     E = np.concatenate([face, np.ones((b, 1, k))], axis=1)
     c = -mus.sum(axis=1)  # minimise minus total utility
-    res = _s.barrier_solve(_s.LinearObjective(c), p0, k, E=E, gap=1e-11)
+    res = _s.barrier_solve(_s.LinearObjective(c), p0, k, E=E, live=live, gap=1e-11)
     return res.y[:, :k]
 
 

@@ -82,6 +82,7 @@ def barrier_solve(
     G: np.ndarray | None = None,
     h: np.ndarray | None = None,
     E: np.ndarray | None = None,
+    live: np.ndarray | None = None,
     n_barrier: int = 0,
     gap: float = 1e-10,
     t0: float = 100.0,
@@ -95,25 +96,39 @@ def barrier_solve(
     ``y0`` (B, n) must be strictly feasible: ``p > 0``, ``sum p = 1``, ``G y < h``.
     ``G`` is (B, L, n) and ``h`` (B, L). ``E`` (B, R, n), when given, replaces ``sum p = 1`` by
     ``E y = E y0`` (include the simplex row yourself); steps then move in the null space of ``E``
-    (computed by SVD, so redundant rows are harmless). The whole batch is stepped together; instances that have
+    (computed by SVD, so redundant rows are harmless). ``live`` (B, k) bool, when given, fixes the
+    arms where it is False at exactly 0 (they get no barrier term and never move). The whole batch is stepped together; instances that have
     centred simply take no step. Raises :class:`SolverError` if Newton fails to centre.
     """
     y = np.array(y0, dtype=float, copy=True)
     bsz, n = y.shape
     n_lin = 0 if G is None else G.shape[1]
     m_total = k + n_lin + n_barrier
-    if np.any(y[:, :k] <= 0):
+    if live is None:
+        live = np.ones((bsz, k), dtype=bool)
+    live = np.asarray(live, dtype=bool)
+    dead = ~live
+    any_dead = bool(dead.any())
+    y[:, :k] = np.where(live, y[:, :k], 0.0)
+    if np.any(y[:, :k][live] <= 0):
         raise SolverError("barrier start is not strictly inside the simplex")
     if G is not None and np.any(np.einsum("bln,bn->bl", G, y) >= h):
         raise SolverError("barrier start violates a linear constraint")
 
     # KKT matrix [[H, e], [e^T, 0]] for the single equality sum(p) = 1.
     kkt = np.zeros((bsz, n + 1, n + 1))
-    kkt[:, :k, n] = 1.0
-    kkt[:, n, :k] = 1.0
+    kkt[:, :k, n] = live
+    kkt[:, n, :k] = live
+    deadf = dead.astype(float)
+    keep = np.ones((bsz, n))
+    keep[:, :k] = live  # rows/cols of the Hessian that stay (dead arms get an identity row)
     rhs = np.zeros((bsz, n + 1, 1))
     dk = np.arange(k)
     if E is not None:
+        if any_dead:  # dead arms stay at 0: add their unit rows to the equalities
+            unit = np.zeros((bsz, k, n))
+            unit[:, np.arange(k), np.arange(k)] = deadf
+            E = np.concatenate([E, unit], axis=1)
         _, sv, vt = np.linalg.svd(E, full_matrices=True)
         null = np.ones((bsz, n), dtype=bool)
         r = sv.shape[1]
@@ -125,8 +140,8 @@ def barrier_solve(
         val = objective(yy, t, False)[0]
         p = yy[:, :k]
         with np.errstate(divide="ignore", invalid="ignore"):
-            val = val - np.log(p).sum(axis=1)
-            ok = (p > 0).all(axis=1)
+            val = val - np.where(live, np.log(np.where(live, p, 1.0)), 0.0).sum(axis=1)
+            ok = ((p > 0) | dead).all(axis=1)
             if G is not None:
                 slack = h - np.einsum("bln,bn->bl", G, yy)
                 val = val - np.log(slack).sum(axis=1)
@@ -143,10 +158,11 @@ def barrier_solve(
                 break
             val, grad, hess = objective(y, t, True)
             p = y[:, :k]
-            grad = grad.copy()
-            grad[:, :k] -= 1.0 / p
-            kkt[:, :n, :n] = hess
-            kkt[:, dk, dk] += 1.0 / (p * p)
+            pl = np.where(live, p, 1.0)
+            grad = grad * keep
+            grad[:, :k] -= np.where(live, 1.0 / pl, 0.0)
+            kkt[:, :n, :n] = hess * keep[:, :, None] * keep[:, None, :] if any_dead else hess
+            kkt[:, dk, dk] += np.where(live, 1.0 / (pl * pl), 1.0)
             if G is not None:
                 slack = h - np.einsum("bln,bn->bl", G, y)
                 inv = 1.0 / slack
@@ -156,22 +172,28 @@ def barrier_solve(
                 # symmetric Jacobi scaling: hinge curvatures span many orders of magnitude
                 dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", kkt[:, :n, :n]), 1e-300))
                 kkt[:, :n, :n] *= dsc[:, :, None] * dsc[:, None, :]
-                kkt[:, :k, n] = dsc[:, :k]
-                kkt[:, n, :k] = dsc[:, :k]
+                kkt[:, :k, n] = dsc[:, :k] * live
+                kkt[:, n, :k] = dsc[:, :k] * live
                 rhs[:, :n, 0] = -grad * dsc
                 dy = _solve(kkt, rhs)[:, :n, 0] * dsc
             else:
-                hz = np.einsum("bji,bjk,bkl->bil", Z, kkt[:, :n, :n], Z) + pad
-                gz = np.einsum("bji,bj->bi", Z, grad)
-                dy = np.einsum("bij,bj->bi", Z, _solve(hz, -gz[..., None])[..., 0])
+                hz = Z.transpose(0, 2, 1) @ kkt[:, :n, :n] @ Z + pad
+                gz = (Z.transpose(0, 2, 1) @ grad[:, :, None])[:, :, 0]
+                dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", hz), 1e-300))
+                hz *= dsc[:, :, None] * dsc[:, None, :]
+                dz = _solve(hz, -(gz * dsc)[..., None])[..., 0] * dsc
+                dy = (Z @ dz[:, :, None])[:, :, 0]
             dec = -(grad * dy).sum(axis=1)  # squared Newton decrement
             # dec/2 bounds the t-scaled suboptimality of the centring step; in the original units it
             # is dec/(2t), so a threshold growing with t keeps that below 1e-13 while staying above
             # the rounding noise of a gradient whose terms grow like t.
-            active &= np.isfinite(dec) & (dec / 2.0 > max(newton_tol, 1e-13 * t))
+            if not np.isfinite(dec[active]).all():
+                raise SolverError("Newton step is not finite (singular or overflowing system)")
+            active &= dec / 2.0 > max(newton_tol, 1e-13 * t)
             if not active.any():
                 break
             # largest step that keeps p > 0 and the slacks > 0
+            dy[:, :k] *= live  # dead arms never move (their step is rounding noise)
             dp = dy[:, :k]
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = np.where(dp < 0, -p / dp, np.inf).min(axis=1)
@@ -189,7 +211,7 @@ def barrier_solve(
             a_damp = np.minimum(np.where(lam > 0.25, 1.0 / (1.0 + lam), 1.0), a_max)
             alpha = a_damp.copy()
             with np.errstate(divide="ignore", invalid="ignore"):
-                f0 = val - np.log(p).sum(axis=1)
+                f0 = val - np.where(live, np.log(pl), 0.0).sum(axis=1)
                 if G is not None:
                     f0 = f0 - np.log(slack).sum(axis=1)
             pending = active & (a_max > a_damp)
