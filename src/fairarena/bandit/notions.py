@@ -22,7 +22,7 @@ total utility; ``'central'``: the centre of the optimal face, where interior-poi
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -170,8 +170,34 @@ def _ratio(val: np.ndarray, opt: np.ndarray) -> np.ndarray:
 # Shared helpers
 # ------------------------------------------------------------------------------------------------
 
-def _uniform(b: int, k: int) -> np.ndarray:
-    return np.full((b, k), 1.0 / k)
+def _uniform(b: int, k: int, live: np.ndarray | None = None) -> np.ndarray:
+    if live is None:
+        return np.full((b, k), 1.0 / k)
+    return live / live.sum(axis=1, keepdims=True)
+
+
+def split_live(mus: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """Stacks may mix arm counts by padding with all-NaN columns (see :func:`pad_stack`).
+
+    Returns the stack with padding replaced by 0 and the ``(B, K)`` mask of real arms (``None``
+    when nothing is padded). Padded arms get probability exactly 0 and never change a result."""
+    pad = np.isnan(mus)
+    if not pad.any():
+        return mus, None
+    live = ~pad.all(axis=-2)
+    return np.where(pad, 0.0, mus), live
+
+
+def pad_stack(instances: Sequence[np.ndarray]) -> np.ndarray:
+    """Stack reward matrices with the same N and different K, padding missing arms with NaN."""
+    n = {np.shape(m)[0] for m in instances}
+    if len(n) != 1:
+        raise ValueError("pad_stack needs instances with the same number of agents")
+    k = max(np.shape(m)[1] for m in instances)
+    out = np.full((len(instances), n.pop(), k), np.nan)
+    for i, m in enumerate(instances):
+        out[i, :, : np.shape(m)[1]] = m
+    return out
 
 
 def _utilitarian_tie_break(mus: np.ndarray, p_hat: np.ndarray, face: np.ndarray) -> np.ndarray:
@@ -244,12 +270,18 @@ def _pf_score_lp(fav: np.ndarray, p: np.ndarray) -> float:
     return float(min(1.0, -res.fun))
 
 
+def _fav(mus: np.ndarray, tol: float) -> np.ndarray:
+    mus0, live = split_live(mus)
+    fav = favourites(mus0, tol)
+    return fav if live is None else fav & live[:, None, :]
+
+
 def _pf_value(mus, ps, o):
-    return pf_score_batch(favourites(mus, o.tol), ps)
+    return pf_score_batch(_fav(mus, o.tol), ps)
 
 
 def pf_policy_from_favourites(fav: np.ndarray, mus: np.ndarray | None = None,
-                              tie_break: str = "utilitarian") -> np.ndarray:
+                              tie_break: str = "utilitarian", live: np.ndarray | None = None) -> np.ndarray:
     """PF policy for favourite masks ``(B, N, K)``: maximise ``sum_i log d_i(p)``.
 
     Closed form ``p_k = |{i : F_i = {k}}| / N`` when every favourite set is a single arm. Otherwise a
@@ -267,7 +299,8 @@ def pf_policy_from_favourites(fav: np.ndarray, mus: np.ndarray | None = None,
     rest = np.flatnonzero(~single)
     if rest.size:
         A = fav[rest].astype(float)
-        res = _s.barrier_solve(_s.NegLogSumObjective(A), _uniform(rest.size, k), k, gap=1e-11)
+        lv = None if live is None else live[rest]
+        res = _s.barrier_solve(_s.NegLogSumObjective(A), _uniform(rest.size, k, lv), k, live=lv, gap=1e-11)
         p = res.y[:, :k]
         if tie_break == "utilitarian" and mus is not None:
             p = _utilitarian_tie_break(np.asarray(mus, float)[rest], p, A)
@@ -281,7 +314,8 @@ def pf_policy_from_favourites(fav: np.ndarray, mus: np.ndarray | None = None,
           "Every agent controls an equal 1/N share of the decision, spent on its favourite arms.",
           value=_pf_value, score=lambda v, o: v)
 def _pf_policy(mus, o):
-    return pf_policy_from_favourites(favourites(mus, o.tol), mus, o.tie_break)
+    mus0, live = split_live(mus)
+    return pf_policy_from_favourites(_fav(mus, o.tol), mus0, o.tie_break, live)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -289,7 +323,7 @@ def _pf_policy(mus, o):
 # ------------------------------------------------------------------------------------------------
 
 def _ef_value(mus, ps, o):
-    return 0.0 - inequality(utilities(mus, ps), o.ef_kind)
+    return 0.0 - inequality(_u(mus, ps), o.ef_kind)
 
 
 @register("ef", "Equality fairness",
@@ -299,15 +333,16 @@ def _ef_value(mus, ps, o):
 def _ef_policy(mus, o):
     b, n, k = mus.shape
     if n == 1:  # no inequality at all: every policy is equally fair
-        return _uf_policy(mus, o) if o.tie_break == "utilitarian" else _uniform(b, k)
+        return _uf_policy(mus, o) if o.tie_break == "utilitarian" else _uniform(b, k, split_live(mus)[1])
     if o.ef_kind == "absolute":
         c = 2.0 / (n * (n - 1))
         w = c * (n + 1 - 2 * np.arange(1, n + 1))
         return _owa_policy(mus, w)
+    mus, live = split_live(mus)
     # I(p) = p^T Q p with Q = 2/(N(N-1)) mu^T (N I - 1 1^T) mu
     cm = mus - mus.mean(axis=1, keepdims=True)  # centred utilities per arm: C mu
     Q = (2.0 / (n - 1)) * np.einsum("bik,bil->bkl", cm, cm)
-    res = _s.barrier_solve(_s.QuadraticObjective(Q), _uniform(b, k), k, gap=1e-12)
+    res = _s.barrier_solve(_s.QuadraticObjective(Q), _uniform(b, k, live), k, live=live, gap=1e-12)
     p = res.y[:, :k]
     if o.tie_break == "utilitarian":
         # every minimiser has the same centred utility vector C mu p
@@ -319,8 +354,12 @@ def _ef_policy(mus, o):
 # Utilitarian
 # ------------------------------------------------------------------------------------------------
 
+def _u(mus, ps):
+    return utilities(split_live(mus)[0], ps)
+
+
 def _uf_value(mus, ps, o):
-    return utilities(mus, ps).sum(axis=-1)
+    return _u(mus, ps).sum(axis=-1)
 
 
 @register("uf", "Utilitarian fairness", "Procedural-fairness paper (utilitarian notion)",
@@ -329,7 +368,11 @@ def _uf_value(mus, ps, o):
 def _uf_policy(mus, o):
     b, n, k = mus.shape
     out = np.zeros((b, k))
-    out[np.arange(b), mus.sum(axis=1).argmax(axis=1)] = 1.0
+    mus0, live = split_live(mus)
+    col = mus0.sum(axis=1)
+    if live is not None:
+        col = np.where(live, col, -np.inf)
+    out[np.arange(b), col.argmax(axis=1)] = 1.0
     return out
 
 
@@ -339,7 +382,7 @@ def _uf_policy(mus, o):
 
 def _nsw_value(mus, ps, o):
     """Geometric mean of utilities (0 if any agent gets 0)."""
-    u = utilities(mus, ps)
+    u = _u(mus, ps)
     with np.errstate(divide="ignore"):
         return np.exp(np.log(np.maximum(u, 0.0)).mean(axis=-1))
 
@@ -350,8 +393,9 @@ def _nsw_value(mus, ps, o):
           value=_nsw_value, score=_ratio)
 def _nsw_policy(mus, o):
     b, n, k = mus.shape
+    mus, live = split_live(mus)
     w = (mus.max(axis=2) > 0).astype(float)
-    res = _s.barrier_solve(_s.NegLogSumObjective(mus, w), _uniform(b, k), k, gap=1e-11)
+    res = _s.barrier_solve(_s.NegLogSumObjective(mus, w), _uniform(b, k, live), k, live=live, gap=1e-11)
     return _clean(res.y[:, :k])
 
 
@@ -361,14 +405,15 @@ def _nsw_policy(mus, o):
 
 def _owa_policy(mus: np.ndarray, w: np.ndarray) -> np.ndarray:
     b, n, k = mus.shape
+    mus, live = split_live(mus)
     obj = _s.OWAObjective(mus, w)
-    res = _s.barrier_solve(obj, obj.start(_uniform(b, k)), k, n_barrier=obj.n_barrier, gap=1e-10)
+    res = _s.barrier_solve(obj, obj.start(_uniform(b, k, live)), k, live=live, n_barrier=obj.n_barrier, gap=1e-10)
     return _clean(res.y[:, :k])
 
 
 def owa_value(mus: np.ndarray, ps: np.ndarray, w: np.ndarray) -> np.ndarray:
     """``sum_m w_m U_(m)`` with utilities sorted ascending."""
-    return (np.sort(utilities(mus, ps), axis=-1) * w).sum(axis=-1)
+    return (np.sort(_u(mus, ps), axis=-1) * w).sum(axis=-1)
 
 
 @register("ggi", "Generalized Gini welfare",
@@ -387,7 +432,7 @@ def _maximin_w(n: int) -> np.ndarray:
 
 @register("maximin", "Maximin (Rawlsian) welfare", "Rawls (1971), A Theory of Justice",
           "Maximise the utility of the worst-off agent, min_i U_i(p).",
-          value=lambda mus, ps, o: utilities(mus, ps).min(axis=-1), score=_ratio)
+          value=lambda mus, ps, o: _u(mus, ps).min(axis=-1), score=_ratio)
 def _maximin_policy(mus, o):
     return _owa_policy(mus, _maximin_w(mus.shape[1]))
 
@@ -508,3 +553,43 @@ def group_by_shape(mus: Iterable[np.ndarray]) -> dict[tuple[int, int], list[int]
     for i, m in enumerate(mus):
         groups.setdefault(tuple(np.shape(m)), []).append(i)
     return groups
+
+
+def optimal_policies_many(instances: Sequence[np.ndarray], names: Iterable[str] | None = None,
+                          opts: Options | Mapping | None = None, **kw: Any) -> list[dict[str, np.ndarray]]:
+    """Optimal policies for a list of reward matrices of any shapes.
+
+    Instances are batched by agent count N; arm counts are padded with NaN columns (padded arms
+    are fixed at probability 0, so each result is the same as solving the instance alone).
+    """
+    names = list(names or NOTIONS)
+    out: list[dict[str, np.ndarray]] = [None] * len(instances)  # type: ignore[list-item]
+    by_n: dict[int, list[int]] = {}
+    for i, m in enumerate(instances):
+        by_n.setdefault(int(np.shape(m)[0]), []).append(i)
+    for idx in by_n.values():
+        stack = pad_stack([instances[i] for i in idx])
+        pols = optimal_policies(stack, names, opts, **kw)
+        for j, i in enumerate(idx):
+            k = np.shape(instances[i])[1]
+            out[i] = {name: pols[name][j, :k] for name in names}
+    return out
+
+
+def evaluate_many(instances: Sequence[np.ndarray], policies: Sequence[Mapping[str, np.ndarray]],
+                  opts: Options | Mapping | None = None, **kw: Any) -> list[dict[str, dict[str, float]]]:
+    """:func:`evaluate_batch` for a list of instances of any shapes (batched by N, NaN-padded)."""
+    out: list[dict[str, dict[str, float]]] = [None] * len(instances)  # type: ignore[list-item]
+    by_n: dict[int, list[int]] = {}
+    for i, m in enumerate(instances):
+        by_n.setdefault(int(np.shape(m)[0]), []).append(i)
+    for idx in by_n.values():
+        stack = pad_stack([instances[i] for i in idx])
+        kmax = stack.shape[2]
+        names = list(policies[idx[0]])
+        ps = {name: np.stack([np.pad(np.asarray(policies[i][name], float),
+                                     (0, kmax - len(policies[i][name]))) for i in idx]) for name in names}
+        res = evaluate_batch(stack, ps, opts, **kw)
+        for j, i in enumerate(idx):
+            out[i] = {pn: {key: float(v[j]) for key, v in row.items()} for pn, row in res.items()}
+    return out
