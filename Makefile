@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml Makefile
 
 demo: $(STAMP)
 	$(VENV)/bin/fairarena demo
+	$(VENV)/bin/fairarena debate --seed 1 --agent-a aligned:rawlsian --agent-b baseline --model scripted --rounds 3
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -115,10 +115,11 @@ def _balanced_objects(text: str) -> list[str]:
 
 
 def _loads(s: str) -> Any:
+    # strict=False: raw newlines/tabs inside strings (common in model output) are accepted
     try:
-        return json.loads(s)
+        return json.loads(s, strict=False)
     except ValueError:
-        return json.loads(_TRAILING_COMMA.sub(r"\1", s))
+        return json.loads(_TRAILING_COMMA.sub(r"\1", s), strict=False)
 
 
 def extract_json(text: str) -> tuple[Any, str]:

@@ -53,6 +53,7 @@ class DebateConfig:
     top_k: int = 5
     reference_chars: int | None = None   # truncate each quoted chunk (None: whole chunk)
     history_chars: int = 300             # justification/critique excerpt length in the history
+    text_limit: int = 600                # maxLength of justification/critique in the schema
 
     def __post_init__(self) -> None:
         if not isinstance(self.rounds, int) or self.rounds < 1:
@@ -176,8 +177,8 @@ class Debate:
         self.model_time = 0.0
         self.calls = 0
         self.turns: list[Turn] = []
-        self.schema = proposal_schema(self.problem)
-        self.decision_schema = proposal_schema(self.problem, decision=True)
+        self.schema = proposal_schema(self.problem, text_limit=config.text_limit)
+        self.decision_schema = proposal_schema(self.problem, text_limit=config.text_limit, decision=True)
 
     # -- prompts ---------------------------------------------------------------------------------
     def other(self, name: str) -> str:

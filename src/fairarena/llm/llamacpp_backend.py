@@ -68,8 +68,7 @@ class LlamaCppChatModel:
             except ImportError as exc:  # pragma: no cover - depends on the extra
                 raise LLMError("the llamacpp backend needs the 'llamacpp' extra: pip install 'fairarena[llamacpp]'") from exc
             kw: dict[str, Any] = {"model_path": str(self.path), "n_ctx": self.n_ctx, "verbose": False}
-            if self.n_threads:
-                kw["n_threads"] = self.n_threads
+            kw["n_threads"] = self.n_threads or max(1, os.cpu_count() or 1)  # llama.cpp's default is half the cores
             if self.chat_format:
                 kw["chat_format"] = self.chat_format
             self._llm = Llama(**kw)

@@ -7,7 +7,8 @@ through the official ``openai`` client.
   :class:`fairarena.llm.wrappers.RetryingModel`, which sees the typed errors raised here.
 * JSON schema: the request first asks for ``response_format={"type": "json_schema", ...}``
   (OpenAI, vLLM, Ollama); a server that rejects it (HTTP 400/422) is asked for
-  ``{"type": "json_object", "schema": ...}`` (llama.cpp's server, grammar-constrained); a server
+  ``{"type": "json_object", "schema": ...}`` (llama.cpp's server, grammar-constrained; it answers the
+  unsupported ``json_schema`` with an HTTP 500 naming ``response_format``, treated the same); a server
   that rejects that too gets the schema as a prompt instruction. The mode that worked is
   remembered per model object and reported in ``ChatResponse.json_mode``.
 """
@@ -102,6 +103,11 @@ class OpenAIChatModel:
                     continue
                 raise LLMError(f"HTTP {exc.status_code} from {self.base_url}: {_message(exc)}") from exc
             except openai.APIStatusError as exc:
+                if (mode in ("json_schema", "json_object") and "response_format" in _message(exc)
+                        and self._json_mode_index < len(_JSON_MODES) - 1):
+                    # some servers (llama_cpp.server) answer an unsupported response_format with a 500
+                    self._json_mode_index += 1
+                    continue
                 if exc.status_code >= 500 or exc.status_code in (408, 409):
                     raise TransientLLMError(f"HTTP {exc.status_code} from {self.base_url}",
                                             status=exc.status_code, retry_after=_retry_after(exc)) from exc
@@ -146,4 +152,7 @@ def _retry_after(exc: Any) -> float | None:
 
 def _message(exc: Any) -> str:
     text = str(getattr(exc, "message", "") or exc)
+    body = getattr(exc, "body", None)
+    if body is not None and "response_format" not in text:
+        text += " " + str(body)
     return text if len(text) < 300 else text[:297] + "..."
