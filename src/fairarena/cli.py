@@ -22,6 +22,7 @@ app = typer.Typer(
 COMMAND_MODULES = (
     "fairarena.bandit.cli",
     "fairarena.demo",
+    "fairarena.learners.cli",
     "fairarena.triage.cli",
     "fairarena.experiments.cli",
     "fairarena.arena.cli",

@@ -1,0 +1,115 @@
+"""CLI: ``fairarena learn`` (simulate fair bandit learners, write Parquet + Figure 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from fairarena.cli_common import cli_errors, console, emit_json
+
+
+def build_specs(learner: str, gamma: float | None, delta: float | None, alpha: float | None,
+                growth: float | None) -> list:
+    """Validated specs for ``--learner`` (a name, a comma-separated list, or ``all``)."""
+    from fairarena.errors import InputError
+    from fairarena.learners.learners import LEARNERS, check_open_unit, check_positive, learner_params, make_learner
+
+    # shared options are validated whatever the learners (a bad value is an error, not ignored)
+    if gamma is not None:
+        check_open_unit("gamma", gamma)
+    if delta is not None:
+        check_open_unit("delta", delta)
+    if alpha is not None:
+        check_positive("alpha", alpha)
+    if growth is not None:
+        check_positive("growth", growth, allow_zero=True)
+    names = list(LEARNERS) if learner.strip().lower() == "all" else [x.strip() for x in learner.split(",") if x.strip()]
+    if not names:
+        raise InputError("learner", learner, f"expected all or one of {', '.join(LEARNERS)}")
+    specs = []
+    for name in names:
+        if name not in LEARNERS:
+            raise InputError("learner", name, f"expected all or one of {', '.join(LEARNERS)}")
+        takes = learner_params(name)
+        given = {"gamma": gamma, "delta": delta, "alpha": alpha, "growth": growth}
+        specs.append(make_learner(name, **{k: v for k, v in given.items() if v is not None and k in takes}))
+    return specs
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("learn")
+    @cli_errors
+    def learn_cmd(
+        learner: str = typer.Option("pf", "--learner", help="pf, ef, uf, nashucb, ggi, etc, uniform, a comma list, or all."),
+        instance: str = typer.Option("dots", "--instance", help="'dots' (PrefLib Dots, 50 voters) or a reward-matrix file (JSON/CSV)."),
+        rewards: str = typer.Option("beta:0.1", "--rewards", help="bernoulli, beta:STD or gaussian:STD (clipped to [0,1])."),
+        T: int = typer.Option(100_000, "--T", help="Horizon (rounds); at least K."),
+        seeds: int = typer.Option(20, "--seeds", help="Number of independent runs (seeds SEED..SEED+n-1)."),
+        seed: int = typer.Option(0, "--seed", help="First seed."),
+        out: Path = typer.Option(Path("out/learn"), "--out", help="Output directory."),
+        gamma: Optional[float] = typer.Option(None, "--gamma", help="PF forced-exploration exponent in (0,1) (default 2/3)."),
+        delta: Optional[float] = typer.Option(None, "--delta", help="Confidence level in (0,1) for pf and ggi (default 0.05)."),
+        alpha: Optional[float] = typer.Option(None, "--alpha", help="PF confidence-radius scale (default 1/sqrt(2))."),
+        growth: Optional[float] = typer.Option(None, "--growth", help="ef/nashucb re-solve schedule: re-solve when t grows by this factor (0: every round)."),
+        jobs: int = typer.Option(1, "--jobs", help="Parallel worker processes (joblib; -1: all cores)."),
+        backend: str = typer.Option("loky", "--backend", help="joblib backend: loky, threading, sequential or dask."),
+        grid: int = typer.Option(200, "--grid", help="Points of the logarithmic grid the curves are kept on."),
+        figure: bool = typer.Option(True, "--figure/--no-figure", help="Write figure3.png."),
+        json_out: bool = typer.Option(False, "--json", help="Machine-readable output (no progress bar)."),
+    ) -> None:
+        """Simulate fair bandit learners over many seeds: regrets, scores, policies, Figure 3."""
+        from fairarena.errors import InputError
+        from fairarena.learners.env import MultiAgentBandit, parse_family
+        from fairarena.learners.instances import load_instance
+        from fairarena.learners.learners import check_horizon
+        from fairarena.learners.simulate import BACKENDS, simulate_many
+        from fairarena.learners.store import save_run, summary_document
+
+        specs = build_specs(learner, gamma, delta, alpha, growth)
+        family = parse_family(rewards)
+        if seeds < 1:
+            raise InputError("seeds", seeds, "expected a positive number of seeds")
+        if seed < 0:
+            raise InputError("seed", seed, "expected a non-negative integer")
+        if grid < 2:
+            raise InputError("grid", grid, "expected at least 2 grid points")
+        if backend not in BACKENDS:
+            raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
+        name, mu = load_instance(instance)
+        env = MultiAgentBandit(mu, family, name=name)
+        check_horizon(T, env.n_arms)
+        seed_list = list(range(seed, seed + seeds))
+        config: dict[str, Any] = {
+            "command": "learn", "learners": [s.name for s in specs], "instance": instance, "rewards": family.label,
+            "T": T, "seeds": seeds, "seed": seed, "jobs": jobs, "backend": backend, "grid": grid,
+            "params": {s.name: s.params() for s in specs},
+        }
+        if json_out:
+            results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid)
+        else:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            console.print(f"[bold]{env!r}[/]: {len(specs)} learner(s) x {seeds} seed(s), T = {T}")
+            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                          TimeElapsedColumn(), console=console, transient=False) as prog:
+                tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
+                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
+                                        progress=lambda label, n: prog.advance(tasks[label], n))
+        save_run(out, env, results, config, figure=figure)
+        doc = summary_document(env, results)
+        if json_out:
+            emit_json(doc)
+            return
+        t = Table(title=f"Learners on {env.name} (mean over {seeds} seeds, T = {T}); written to {out}")
+        for col in ("learner", "final policy", "PF", "EF", "UF", "own regret", "slope", "seconds"):
+            t.add_column(col, overflow="fold")
+        for lname, s in doc["learners"].items():
+            reg = s["regret"].get(s["target"])
+            t.add_row(lname, " ".join(f"{x:.2f}" for x in s["final_policy"]),
+                      *(f"{s['final_scores'][k]:.3f}" for k in ("pf", "ef", "uf")),
+                      f"{s['target']}: {reg:.1f}" if reg is not None else "-",
+                      f"{s['regret_slope']:.2f}", f"{s['seconds']:.1f}")
+        console.print(t)

@@ -1,0 +1,434 @@
+"""The simulation harness: many seeds of one or several learners on one environment.
+
+``simulate(learner, env, T, seeds)`` runs Algorithm 1 for every seed. Seeds run **vectorised**:
+one Python loop over rounds advances every run of a batch with array operations (the learners are
+written that way). Batches are spread over processes with joblib (``n_jobs``); because each run
+draws only from its own seed's streams (:mod:`fairarena.learners.env`), a seed's trajectory does
+not depend on how seeds are batched or on how many processes run them.
+
+Accounting (per run, every round ``t = 1..T``, with ``p_t`` the distribution round ``t`` samples
+its arm from and ``mu`` the true means):
+
+- PF regret: the number of rounds in which some agent's estimated favourite set differs from its
+  true one (learners that estimate favourite sets; ``NaN`` for the others);
+- EF regret ``sum_t I(p_t) - I(p_EF)``; UF regret ``sum_t sum_i U_i(p_UF) - sum_i U_i(p_t)``;
+  NSW regret ``sum_t NSW(p_NSW) - NSW(p_t)`` (NSW the geometric mean of utilities); GGI regret
+  ``sum_t GGI(p_GGI) - GGI(p_t)``;
+- the PF, EF and UF scores of ``p_t`` (as in :mod:`fairarena.bandit.notions`).
+
+Cumulative regrets, scores and policies are kept on a logarithmic grid of rounds (always
+including ``T``); every pulled arm is kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+
+from fairarena.bandit.notions import get_notion
+from fairarena.bandit.problem import favourites, inequality
+from fairarena.errors import InputError
+from fairarena.learners.env import LEARNER_STREAM, SAMPLER_STREAM, MultiAgentBandit, seed_stream, validate_seeds
+from fairarena.learners.learners import REGRET_NOTIONS, LearnerSpec, check_horizon, make_learner
+
+SCORE_NOTIONS = ("pf", "ef", "uf")
+BLOCK = 1024
+BACKENDS = ("loky", "threading", "sequential", "dask")
+
+
+def log_grid(T: int, points: int = 200) -> np.ndarray:
+    """Rounds ``1..T`` on a logarithmic grid (unique, sorted, always containing 1 and T)."""
+    g = np.unique(np.round(np.logspace(0.0, math.log10(T), max(2, points))).astype(np.int64))
+    return np.unique(np.concatenate([[1], g[(g >= 1) & (g <= T)], [T]]))
+
+
+@dataclass
+class Truth:
+    """What the accounting needs about the true means: optimal values per notion."""
+
+    means: np.ndarray
+    fav: np.ndarray
+    ineq_opt: float
+    uf_opt: float
+    nsw_opt: float
+    ggi_opt: float
+    ggi_w: np.ndarray
+    uf_best: float
+
+    @classmethod
+    def of(cls, means: np.ndarray) -> "Truth":
+        from fairarena.bandit.notions import Options, optimal_policies
+
+        m = np.asarray(means, dtype=float)[None]
+        pol = optimal_policies(m, ["ef", "uf", "nsw", "ggi"])
+        w = Options().ggi_w(m.shape[1])
+        return cls(
+            means=m[0], fav=favourites(m[0]),
+            ineq_opt=float(-get_notion("ef").value_batch(m, pol["ef"])[0]),
+            uf_opt=float(get_notion("uf").value_batch(m, pol["uf"])[0]),
+            nsw_opt=float(get_notion("nsw").value_batch(m, pol["nsw"])[0]),
+            ggi_opt=float(get_notion("ggi").value_batch(m, pol["ggi"])[0]),
+            ggi_w=w, uf_best=float(m[0].sum(axis=0).max()),
+        )
+
+    def instant_regrets(self, P: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-round regrets of policies ``P (..., K)`` for ef, uf, nsw, ggi."""
+        U = P @ self.means.T  # (..., N)
+        with np.errstate(divide="ignore"):
+            nsw = np.exp(np.log(np.maximum(U, 0.0)).mean(axis=-1))
+        return {
+            "ef": inequality(U) - self.ineq_opt,
+            "uf": self.uf_opt - U.sum(axis=-1),
+            "nsw": self.nsw_opt - nsw,
+            "ggi": self.ggi_opt - (np.sort(U, axis=-1) * self.ggi_w).sum(axis=-1),
+        }
+
+    def scores(self, P: np.ndarray) -> dict[str, np.ndarray]:
+        """PF, EF and UF scores of policies ``P (B, K)``."""
+        from fairarena.bandit.notions import pf_score_batch
+
+        U = P @ self.means.T
+        fav = np.broadcast_to(self.fav, (P.shape[0],) + self.fav.shape)
+        return {
+            "pf": pf_score_batch(fav, P),
+            "ef": np.clip(1.0 - (inequality(U) - self.ineq_opt), 0.0, 1.0),
+            "uf": np.clip(U.sum(axis=-1) / self.uf_best, 0.0, 1.0) if self.uf_best > 0 else np.ones(P.shape[0]),
+        }
+
+
+@dataclass
+class SimulationResult:
+    """All seeds of one learner on one environment."""
+
+    learner: str
+    params: dict[str, Any]
+    target: str
+    seeds: list[int]
+    horizon: int
+    grid: np.ndarray                      # (G,) rounds
+    policies: np.ndarray                  # (S, G, K) p_t at the grid rounds
+    regret: dict[str, np.ndarray]         # notion -> (S, G) cumulative regret at the grid rounds
+    scores: dict[str, np.ndarray]         # pf/ef/uf -> (S, G) scores of p_t at the grid rounds
+    arms: np.ndarray                      # (S, T) arm pulled at each round (0-based)
+    seconds: float
+    rewards: np.ndarray | None = None     # (S, T, N) when recorded
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    # ---- summaries -----------------------------------------------------------------------
+    def final_policy(self) -> np.ndarray:
+        """Mean over seeds of ``p_T``."""
+        return self.policies[:, -1].mean(axis=0)
+
+    def final_scores(self) -> dict[str, float]:
+        """Mean over seeds of the PF, EF, UF scores of ``p_T``."""
+        return {k: float(v[:, -1].mean()) for k, v in self.scores.items()}
+
+    def final_regret(self) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for k, v in self.regret.items():
+            x = float(v[:, -1].mean())
+            out[k] = None if math.isnan(x) else x
+        return out
+
+    def regret_slope(self, notion: str | None = None) -> float | None:
+        """Log-log slope of the mean cumulative regret over the second half of the run
+        (least squares on the grid rounds ``t >= T/2``); 0 when that regret stays at 0."""
+        curve = self.regret[notion or self.target].mean(axis=0)
+        return regret_slope(self.grid, curve, self.horizon)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "final_policy": self.final_policy().tolist(),
+            "final_scores": self.final_scores(),
+            "regret": self.final_regret(),
+            "regret_slope": self.regret_slope(),
+            "regret_slopes": {k: self.regret_slope(k) for k in self.regret},
+            "target": self.target,
+            "seconds": self.seconds,
+        }
+
+    # ---- tables --------------------------------------------------------------------------
+    def curves_frame(self):
+        """Long table on the grid: learner, seed, t, regret_*, score_*, p_0..p_{K-1}."""
+        import pandas as pd
+
+        S, G, K = self.policies.shape
+        cols: dict[str, Any] = {
+            "learner": np.repeat(self.learner, S * G),
+            "seed": np.repeat(np.asarray(self.seeds, dtype=np.int64), G),
+            "t": np.tile(self.grid, S),
+        }
+        for k, v in self.regret.items():
+            cols[f"regret_{k}"] = v.reshape(-1)
+        for k, v in self.scores.items():
+            cols[f"score_{k}"] = v.reshape(-1)
+        for a in range(K):
+            cols[f"p_{a}"] = self.policies[:, :, a].reshape(-1)
+        return pd.DataFrame(cols)
+
+    def arms_frame(self):
+        """Every pull: learner, seed, t (1-based), arm (0-based)."""
+        import pandas as pd
+
+        S, T = self.arms.shape
+        return pd.DataFrame({
+            "learner": pd.Categorical(np.repeat(self.learner, S * T)),
+            "seed": np.repeat(np.asarray(self.seeds, dtype=np.int32), T),
+            "t": np.tile(np.arange(1, T + 1, dtype=np.int32), S),
+            "arm": self.arms.reshape(-1).astype(np.int16),
+        })
+
+
+def regret_slope(grid: np.ndarray, curve: np.ndarray, horizon: int) -> float:
+    sel = (grid >= horizon / 2.0) & (curve > 0)
+    if sel.sum() < 2:
+        return 0.0
+    x, y = np.log(grid[sel]), np.log(curve[sel])
+    if np.ptp(x) == 0:
+        return 0.0
+    return float(np.polyfit(x, y, 1)[0])
+
+
+# ------------------------------------------------------------------------------------------------
+# The vectorised run of one batch of seeds
+# ------------------------------------------------------------------------------------------------
+
+class Recorder:
+    """Accounting for ``S`` runs: per-round regrets summed into cumulative regrets, and the
+    policies and cumulative regrets kept at the grid rounds. ``add`` takes consecutive stretches
+    of rounds."""
+
+    def __init__(self, S: int, K: int, grid: np.ndarray, truth: Truth, has_fav: bool) -> None:
+        self.grid, self.truth, self.has_fav = grid, truth, has_fav
+        G = grid.size
+        self.policies = np.empty((S, G, K))
+        self.regret = {k: np.full((S, G), np.nan) for k in REGRET_NOTIONS}
+        self.cum = {k: np.zeros(S) for k in REGRET_NOTIONS}
+        self.gi = 0
+        self.next_t = 1
+        self._pending: list = []
+        self._pending_t0 = 1
+        self._rows = 0
+
+    def add(self, t0: int, P: np.ndarray, miss: np.ndarray | None) -> None:
+        """Rounds ``t0 .. t0+m-1`` with policies ``P (m, S, K)`` and PF mistakes ``miss (m, S)``.
+        Short stretches are buffered and accounted together (call :meth:`flush` at the end)."""
+        assert t0 == self.next_t, (t0, self.next_t)
+        self.next_t = t0 + P.shape[0]
+        if not self._pending:
+            self._pending_t0 = t0
+        self._pending.append((P, miss))
+        self._rows += P.shape[0]
+        if self._rows >= 2048:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self._pending:
+            return
+        t0 = self._pending_t0
+        P = np.concatenate([x[0] for x in self._pending]) if len(self._pending) > 1 else self._pending[0][0]
+        miss = None
+        if self.has_fav and self._pending[0][1] is not None:
+            miss = np.concatenate([x[1] for x in self._pending])
+        self._pending, self._rows = [], 0
+        m = P.shape[0]
+        inst = self.truth.instant_regrets(P)
+        if miss is not None:
+            inst["pf"] = miss.astype(float)
+        cums = {k: np.cumsum(v, axis=0) + self.cum[k] for k, v in inst.items()}
+        grid, G = self.grid, self.grid.size
+        while self.gi < G and grid[self.gi] < t0 + m:
+            j = grid[self.gi] - t0
+            self.policies[:, self.gi] = P[j]
+            for k, v in cums.items():
+                self.regret[k][:, self.gi] = v[j]
+            self.gi += 1
+        for k, v in cums.items():
+            self.cum[k] = v[-1]
+
+
+def _finish(spec: LearnerSpec, seeds: Sequence[int], T: int, grid: np.ndarray, rec: Recorder, truth: Truth,
+            arms: np.ndarray, t0: float, rewards: np.ndarray | None, extra: dict[str, Any]) -> SimulationResult:
+    S, G, K = rec.policies.shape
+    sc = truth.scores(rec.policies.reshape(S * G, K))
+    return SimulationResult(
+        learner=spec.label(), params=spec.params(), target=spec.target_notion(), seeds=list(seeds), horizon=T,
+        grid=grid, policies=rec.policies, regret=rec.regret, scores={k: v.reshape(S, G) for k, v in sc.items()},
+        arms=arms, seconds=time.perf_counter() - t0, rewards=rewards, extra=extra,
+    )
+
+
+def run_batch(spec: LearnerSpec, env: MultiAgentBandit, T: int, seeds: Sequence[int], grid: np.ndarray,
+              record_rewards: bool = False, progress: Callable[[int], None] | None = None,
+              truth: Truth | None = None) -> SimulationResult:
+    """Run ``spec`` on ``env`` for every seed of ``seeds`` (one process).
+
+    Learners whose spec has a ``run_seed`` fast path (and ``blocks`` set) run seed by seed
+    through it; the others run all seeds together, round by round.
+    """
+    t0 = time.perf_counter()
+    truth = truth or Truth.of(env.means)
+    grid = np.asarray(grid, dtype=np.int64)
+    K = env.n_arms
+    arms_all = np.empty((len(seeds), T), dtype=np.int16 if K < 2 ** 15 else np.int32)
+    if getattr(spec, "blocks", False) and hasattr(spec, "run_seed") and not record_rewards:
+        parts, extra, cache = [], {}, {}
+        for i, seed in enumerate(seeds):
+            rec = Recorder(1, K, grid, truth, True)
+            info = spec.run_seed(env, T, seed, lambda t, P, miss: rec.add(t, P[:, None, :], miss[:, None]),
+                                 arms_all[i], truth.fav, progress, cache=cache)
+            rec.flush()
+            for k, v in info.items():
+                extra[k] = extra.get(k, 0) + v
+            parts.append(rec)
+        rec = Recorder(len(seeds), K, grid, truth, True)
+        rec.policies = np.concatenate([r.policies for r in parts])
+        rec.regret = {k: np.concatenate([r.regret[k] for r in parts]) for k in REGRET_NOTIONS}
+        return _finish(spec, seeds, T, grid, rec, truth, arms_all, t0, None, extra)
+    return _run_rounds(spec, env, T, seeds, grid, record_rewards, progress, truth, arms_all, t0)
+
+
+def _run_rounds(spec, env, T, seeds, grid, record_rewards, progress, truth, arms_all, t0) -> SimulationResult:
+    S, N, K = len(seeds), env.n_agents, env.n_arms
+    state = spec.build(N, K, T, S, [seed_stream(s, LEARNER_STREAM) for s in seeds])
+    streams = env.streams(seeds)
+    samplers = [seed_stream(s, SAMPLER_STREAM) for s in seeds]
+    rewards_all = np.empty((S, T, N)) if record_rewards else None
+    has_fav = state.est_favourites() is not None
+    rec = Recorder(S, K, grid, truth, has_fav)
+    P = np.empty((BLOCK, S, K))
+    miss = np.zeros((BLOCK, S), dtype=bool)
+    eye = np.eye(K)
+    t = 1
+    while t <= T:
+        b = min(BLOCK, T - t + 1)
+        # (0, 1]: an arm of probability 0 is never drawn
+        u = 1.0 - np.stack([g.random(b) for g in samplers], axis=1)
+        for j in range(b):
+            tt = t + j
+            if tt <= K:
+                a = np.full(S, tt - 1)
+                p = eye[a]
+            else:
+                p = state.policy(tt)
+                a = (np.cumsum(p, axis=1) < u[j][:, None]).sum(axis=1)
+                np.minimum(a, K - 1, out=a)
+            if has_fav:
+                miss[j] = (state.est_favourites() != truth.fav).any(axis=(1, 2))
+            P[j] = p
+            r = streams.pull(a)
+            arms_all[:, tt - 1] = a
+            if rewards_all is not None:
+                rewards_all[:, tt - 1] = r
+            state.update(tt, a, r)
+        rec.add(t, P[:b].copy(), miss[:b].copy() if has_fav else None)
+        t += b
+        if progress is not None:
+            progress(b * S)
+    rec.flush()
+    extra = {k: int(getattr(state, k)) for k in ("recomputes", "solves") if hasattr(state, k)}
+    return _finish(spec, seeds, T, grid, rec, truth, arms_all, t0, rewards_all, extra)
+
+
+def merge_results(parts: Sequence[SimulationResult]) -> SimulationResult:
+    """Concatenate the seed batches of one learner (in the given order)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    cat = lambda xs: np.concatenate(xs, axis=0)  # noqa: E731
+    extra: dict[str, Any] = {}
+    for p in parts:
+        for k, v in p.extra.items():
+            extra[k] = extra.get(k, 0) + v
+    return SimulationResult(
+        learner=first.learner, params=first.params, target=first.target,
+        seeds=[s for p in parts for s in p.seeds], horizon=first.horizon, grid=first.grid,
+        policies=cat([p.policies for p in parts]),
+        regret={k: cat([p.regret[k] for p in parts]) for k in first.regret},
+        scores={k: cat([p.scores[k] for p in parts]) for k in first.scores},
+        arms=cat([p.arms for p in parts]),
+        seconds=max(p.seconds for p in parts),
+        rewards=None if first.rewards is None else cat([p.rewards for p in parts]),
+        extra=extra,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# Public entry points
+# ------------------------------------------------------------------------------------------------
+
+def _split(seeds: list[int], parts: int) -> list[list[int]]:
+    parts = max(1, min(parts, len(seeds)))
+    return [list(c) for c in np.array_split(np.asarray(seeds), parts) if len(c)]
+
+
+def _resolve_jobs(n_jobs: int | None) -> int:
+    import os
+
+    if n_jobs is None or n_jobs == 0:
+        return 1
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+    return int(n_jobs)
+
+
+def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit, T: int, seeds: Any = 20, *,
+                  n_jobs: int | None = 1, backend: str = "loky", grid_points: int = 200,
+                  batch_size: int | None = None, record_rewards: bool = False,
+                  progress: Callable[[str, int], None] | None = None) -> dict[str, SimulationResult]:
+    """Run several learners on the same seeds; returns ``{learner label: result}``.
+
+    Work is cut into (learner, batch of seeds) tasks; with ``n_jobs > 1`` they run in parallel
+    through joblib (``backend``: ``loky`` processes, ``threading``, ``sequential``, or ``dask``
+    for a ``dask.distributed`` client already set up by the caller). ``batch_size`` caps the seeds
+    of one vectorised batch (default: the seeds split evenly over ``n_jobs``). ``progress(label,
+    rounds)`` is called as work completes (per block of rounds when sequential, per task otherwise).
+    """
+    if not isinstance(env, MultiAgentBandit):
+        raise InputError("env", type(env).__name__, "expected a MultiAgentBandit")
+    specs = [make_learner(x) for x in learners]
+    if not specs:
+        raise InputError("learners", [], "expected at least one learner")
+    labels = [s.label() for s in specs]
+    if len(set(labels)) != len(labels):
+        raise InputError("learners", labels, "learner labels must be distinct")
+    seeds = validate_seeds(seeds)
+    T = check_horizon(T, env.n_arms)
+    if backend not in BACKENDS:
+        raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
+    jobs = _resolve_jobs(n_jobs)
+    grid = log_grid(T, grid_points)
+    truth = Truth.of(env.means)
+    n_batches = jobs if batch_size is None else max(1, math.ceil(len(seeds) / int(batch_size)))
+    if batch_size is None and jobs > 1 and len(specs) > 1:
+        n_batches = max(1, math.ceil(jobs / len(specs)))
+    batches = _split(seeds, n_batches)
+    tasks = [(i, spec, b) for i, spec in enumerate(specs) for b in batches]
+
+    results: dict[int, list[SimulationResult]] = {i: [] for i in range(len(specs))}
+    if jobs == 1 or len(tasks) == 1 or backend == "sequential":
+        for i, spec, b in tasks:
+            cb = (lambda n, _l=labels[i]: progress(_l, n)) if progress else None
+            results[i].append(run_batch(spec, env, T, b, grid, record_rewards, cb, truth))
+    else:
+        from joblib import Parallel, delayed, parallel_backend
+
+        ctx = parallel_backend("dask") if backend == "dask" else parallel_backend(backend, n_jobs=jobs)
+        with ctx:
+            par = Parallel(n_jobs=jobs, return_as="generator")
+            outs = par(delayed(run_batch)(spec, env, T, b, grid, record_rewards, None, truth) for _, spec, b in tasks)
+            for (i, _, b), res in zip(tasks, outs):
+                results[i].append(res)
+                if progress:
+                    progress(labels[i], T * len(b))
+    return {labels[i]: merge_results(results[i]) for i in range(len(specs))}
+
+
+def simulate(learner: "str | LearnerSpec", env: MultiAgentBandit, T: int, seeds: Any = 20, **kw: Any) -> SimulationResult:
+    """Run one learner for every seed (see :func:`simulate_many` for the options)."""
+    spec = make_learner(learner)
+    return simulate_many([spec], env, T, seeds, **kw)[spec.label()]
