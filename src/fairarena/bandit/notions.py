@@ -212,8 +212,25 @@ def _utilitarian_tie_break(mus: np.ndarray, p_hat: np.ndarray, face: np.ndarray)
     p0 /= p0.sum(axis=1, keepdims=True)
     E = np.concatenate([face, np.ones((b, 1, k))], axis=1)
     c = -mus.sum(axis=1)  # minimise minus total utility
-    res = _s.barrier_solve(_s.LinearObjective(c), p0, k, E=E, live=live, gap=1e-11)
-    return res.y[:, :k]
+    res = _s.barrier_solve(_s.LinearObjective(c), p0, k, E=E, live=live, gap=1e-11, on_fail="mask")
+    out = res.y[:, :k]
+    for i in np.flatnonzero(res.failed):  # ill-conditioned faces: the same LP exactly with HiGHS
+        out[i] = _face_lp(c[i], E[i], p0[i], live[i])
+    return out
+
+
+def _face_lp(c: np.ndarray, E: np.ndarray, p0: np.ndarray, live: np.ndarray) -> np.ndarray:
+    """min c.p s.t. E p = E p0, p >= 0, p = 0 off ``live`` (HiGHS; status checked)."""
+    from scipy.optimize import linprog
+
+    from fairarena.errors import SolverError
+
+    bounds = [(0, None) if lv else (0, 0) for lv in live]
+    res = linprog(c, A_eq=E, b_eq=E @ p0, bounds=bounds, method="highs")
+    if res.status != 0:
+        raise SolverError(f"tie-break LP failed: {res.message}")
+    p = np.clip(res.x, 0.0, None)
+    return p / p.sum()
 
 
 def _clean(p: np.ndarray) -> np.ndarray:

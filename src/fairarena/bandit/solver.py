@@ -41,12 +41,15 @@ class Objective(Protocol):
 
     def __call__(self, y: np.ndarray, t: float, derivs: bool) -> tuple: ...
 
+    def take(self, idx: np.ndarray) -> "Objective": ...  # the same objective for a sub-batch
+
 
 @dataclass
 class BarrierResult:
     y: np.ndarray          # (B, n) solution
     iterations: int        # Newton steps taken (max over the batch)
-    gap_bound: float       # m / t at exit
+    gap_bound: float       # m / t at exit (over the instances that did not fail)
+    failed: np.ndarray | None = None  # (B,) bool, only with on_fail='mask'
 
 
 def smoothed_hinge(v: np.ndarray, tau: np.ndarray | float, derivs: bool = True):
@@ -90,6 +93,7 @@ def barrier_solve(
     max_newton: int = 80,
     newton_tol: float = 1e-9,
     fallback_gap: float = 1e-7,
+    on_fail: str = "raise",
 ) -> BarrierResult:
     """Minimise ``objective`` over ``y = (p, r)`` with ``p`` (the first ``k`` entries) in the simplex.
 
@@ -115,142 +119,171 @@ def barrier_solve(
     if G is not None and np.any(np.einsum("bln,bn->bl", G, y) >= h):
         raise SolverError("barrier start violates a linear constraint")
 
-    # KKT matrix [[H, e], [e^T, 0]] for the single equality sum(p) = 1.
-    kkt = np.zeros((bsz, n + 1, n + 1))
-    kkt[:, :k, n] = live
-    kkt[:, n, :k] = live
-    deadf = dead.astype(float)
-    keep = np.ones((bsz, n))
-    keep[:, :k] = live  # rows/cols of the Hessian that stay (dead arms get an identity row)
-    rhs = np.zeros((bsz, n + 1, 1))
-    dk = np.arange(k)
+    keep_full = np.ones((bsz, n))
+    keep_full[:, :k] = live  # rows/cols of the Hessian that stay (dead arms get an identity row)
+    Z_full = pad_full = None
     if E is not None:
         if any_dead:  # dead arms stay at 0: add their unit rows to the equalities
             unit = np.zeros((bsz, k, n))
-            unit[:, np.arange(k), np.arange(k)] = deadf
+            unit[:, np.arange(k), np.arange(k)] = dead
             E = np.concatenate([E, unit], axis=1)
+        # steps move in the null space of E (an orthonormal basis from the SVD; redundant rows
+        # are harmless); columns outside it are zero and get an identity pad
         _, sv, vt = np.linalg.svd(E, full_matrices=True)
         null = np.ones((bsz, n), dtype=bool)
         r = sv.shape[1]
         null[:, :r] = sv <= 1e-10 * np.maximum(sv[:, :1], 1e-300)
-        Z = vt.transpose(0, 2, 1) * null[:, None, :]  # (B, n, n), zero columns off the null space
-        pad = (~null)[:, :, None] * np.eye(n)[None]
+        Z_full = vt.transpose(0, 2, 1) * null[:, None, :]  # (B, n, n)
+        pad_full = (~null)[:, :, None] * np.eye(n)[None]
+    dk = np.arange(k)
 
-    def barrier_value(yy: np.ndarray, t: float) -> np.ndarray:
-        val = objective(yy, t, False)[0]
+    def barrier_value(obj, yy, t, lv, dd, Gs, hs):
+        val = obj(yy, t, False)[0]
         p = yy[:, :k]
         with np.errstate(divide="ignore", invalid="ignore"):
-            val = val - np.where(live, np.log(np.where(live, p, 1.0)), 0.0).sum(axis=1)
-            ok = ((p > 0) | dead).all(axis=1)
-            if G is not None:
-                slack = h - np.einsum("bln,bn->bl", G, yy)
+            val = val - np.where(lv, np.log(np.where(lv, p, 1.0)), 0.0).sum(axis=1)
+            ok = ((p > 0) | dd).all(axis=1)
+            if Gs is not None:
+                slack = hs - np.einsum("bln,bn->bl", Gs, yy)
                 val = val - np.log(slack).sum(axis=1)
                 ok &= (slack > 0).all(axis=1)
         return np.where(ok & np.isfinite(val), val, np.inf)
+
+    def newton_step(obj, ys, t, lv, dd, keep, Gs, hs, Zs, pads, any_dead):
+        """One damped Newton step for a sub-batch; returns (new y, squared decrement)."""
+        bs = ys.shape[0]
+        val, grad, hess = obj(ys, t, True)
+        p = ys[:, :k]
+        pl = np.where(lv, p, 1.0)
+        grad = grad * keep
+        grad[:, :k] -= np.where(lv, 1.0 / pl, 0.0)
+        H = hess * keep[:, :, None] * keep[:, None, :] if any_dead else hess.copy()
+        H[:, dk, dk] += np.where(lv, 1.0 / (pl * pl), 1.0)
+        slack = None
+        if Gs is not None:
+            slack = hs - np.einsum("bln,bn->bl", Gs, ys)
+            inv = 1.0 / slack
+            grad += np.einsum("bln,bl->bn", Gs, inv)
+            H += np.einsum("bli,bl,blj->bij", Gs, inv * inv, Gs)
+        if Zs is None:
+            # KKT [[H, e], [e', 0]] for sum(p) = 1, with symmetric Jacobi scaling (hinge curvatures
+            # span many orders of magnitude) and an infeasible-start right-hand side that also
+            # removes any rounding drift of sum(p)
+            dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", H), 1e-300))
+            kkt = np.zeros((bs, n + 1, n + 1))
+            kkt[:, :n, :n] = H * dsc[:, :, None] * dsc[:, None, :]
+            kkt[:, :k, n] = dsc[:, :k] * lv
+            kkt[:, n, :k] = dsc[:, :k] * lv
+            rhs = np.empty((bs, n + 1, 1))
+            rhs[:, :n, 0] = -grad * dsc
+            rhs[:, n, 0] = 1.0 - np.where(lv, p, 0.0).sum(axis=1)
+            dz = _solve(kkt, rhs)[:, :n, 0]
+            dy = dz * dsc
+            dec = np.einsum("bi,bij,bj->b", dz, kkt[:, :n, :n], dz)  # dy' H dy >= 0
+        else:
+            hz = Zs.transpose(0, 2, 1) @ H @ Zs + pads
+            gz = (Zs.transpose(0, 2, 1) @ grad[:, :, None])[:, :, 0]
+            dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", hz), 1e-300))
+            hz *= dsc[:, :, None] * dsc[:, None, :]
+            dzs = _solve(hz, -(gz * dsc)[..., None])[..., 0]
+            dy = (Zs @ (dzs * dsc)[:, :, None])[:, :, 0]
+            dec = np.einsum("bi,bij,bj->b", dzs, hz, dzs)
+        if not np.isfinite(dec).all():
+            raise SolverError("Newton step is not finite (singular or overflowing system)")
+        # dec/2 bounds the t-scaled suboptimality of the centring step; in the original units it
+        # is dec/(2t), so a threshold growing with t keeps that below 1e-13 while staying above
+        # the rounding noise of a gradient whose terms grow like t.
+        go = dec / 2.0 > max(newton_tol, 1e-13 * t)
+        dy[:, :k] *= lv  # dead arms never move (their step is rounding noise)
+        dp = dy[:, :k]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(dp < 0, -p / dp, np.inf).min(axis=1)
+            if Gs is not None:
+                gd = np.einsum("bln,bn->bl", Gs, dy)
+                ratio = np.minimum(ratio, np.where(gd > 0, slack / gd, np.inf).min(axis=1))
+        # Step length: the longest of alpha_max, alpha_max/4, alpha_max/16 that passes an Armijo
+        # test on the barrier value, else the damped Newton step 1/(1+lambda) (Nesterov &
+        # Nemirovski). Every term is self-concordant, so the damped step always decreases the
+        # barrier and stays in its domain without a function evaluation -- which matters at large
+        # t, where the barrier value is a difference of terms ~t whose rounding exceeds the decrease.
+        lam = np.sqrt(np.maximum(dec, 0.0))
+        a_max = np.minimum(1.0, 0.99 * ratio)
+        a_damp = np.minimum(np.where(lam > 0.25, 1.0 / (1.0 + lam), 1.0), a_max)
+        alpha = a_damp.copy()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            f0 = val - np.where(lv, np.log(pl), 0.0).sum(axis=1)
+            if Gs is not None:
+                f0 = f0 - np.log(slack).sum(axis=1)
+        pending = go & (a_max > a_damp)
+        trial = a_max.copy()
+        for _ls in range(3):
+            if not pending.any():
+                break
+            fv = barrier_value(obj, ys + np.where(pending, trial, 0.0)[:, None] * dy, t, lv, dd, Gs, hs)
+            ok = pending & (trial > a_damp) & (fv <= f0 - 0.25 * trial * dec)
+            alpha = np.where(ok, trial, alpha)
+            pending &= ~ok
+            trial = trial * 0.25
+        alpha = np.where(go, alpha, 0.0)
+        return ys + alpha[:, None] * dy, dec, go
+
+    def sub(idx):
+        """The solver state restricted to the instances ``idx`` (objectives carry batch data)."""
+        whole = idx.size == bsz
+        pick = (lambda a: a) if whole else (lambda a: None if a is None else a[idx])
+        obj = objective if whole else objective.take(idx)
+        return (obj, pick(live), pick(dead), pick(keep_full), pick(G), pick(h), pick(Z_full), pick(pad_full))
 
     t = t0
     steps = 0
     last: tuple[np.ndarray, float] | None = None
     achieved = np.zeros(bsz)  # per-instance duality-gap bound actually reached (fallbacks)
+    failed = np.zeros(bsz, dtype=bool)
+    all_idx = np.arange(bsz)
     while True:
-        active = np.ones(bsz, dtype=bool)
+        idx = all_idx
+        state = sub(idx)
+        dec_all = np.zeros(bsz)
         for _ in range(max_newton):
-            if not active.any():
-                break
-            val, grad, hess = objective(y, t, True)
-            p = y[:, :k]
-            pl = np.where(live, p, 1.0)
-            grad = grad * keep
-            grad[:, :k] -= np.where(live, 1.0 / pl, 0.0)
-            kkt[:, :n, :n] = hess * keep[:, :, None] * keep[:, None, :] if any_dead else hess
-            kkt[:, dk, dk] += np.where(live, 1.0 / (pl * pl), 1.0)
-            if G is not None:
-                slack = h - np.einsum("bln,bn->bl", G, y)
-                inv = 1.0 / slack
-                grad += np.einsum("bln,bl->bn", G, inv)
-                kkt[:, :n, :n] += np.einsum("bli,bl,blj->bij", G, inv * inv, G)
-            if E is None:
-                # symmetric Jacobi scaling: hinge curvatures span many orders of magnitude
-                dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", kkt[:, :n, :n]), 1e-300))
-                kkt[:, :n, :n] *= dsc[:, :, None] * dsc[:, None, :]
-                kkt[:, :k, n] = dsc[:, :k] * live
-                kkt[:, n, :k] = dsc[:, :k] * live
-                rhs[:, :n, 0] = -grad * dsc
-                # infeasible-start Newton: the step also removes any rounding drift of sum(p)
-                rhs[:, n, 0] = 1.0 - np.where(live, p, 0.0).sum(axis=1)
-                dz = _solve(kkt, rhs)[:, :n, 0]
-                dy = dz * dsc
-                # squared Newton decrement dy' H dy (>= 0 even when the solve is inexact)
-                dec = np.einsum("bi,bij,bj->b", dz, kkt[:, :n, :n], dz)
-            else:
-                hz = Z.transpose(0, 2, 1) @ kkt[:, :n, :n] @ Z + pad
-                gz = (Z.transpose(0, 2, 1) @ grad[:, :, None])[:, :, 0]
-                dsc = 1.0 / np.sqrt(np.maximum(np.einsum("bii->bi", hz), 1e-300))
-                hz *= dsc[:, :, None] * dsc[:, None, :]
-                dzs = _solve(hz, -(gz * dsc)[..., None])[..., 0]
-                dy = (Z @ (dzs * dsc)[:, :, None])[:, :, 0]
-                dec = np.einsum("bi,bij,bj->b", dzs, hz, dzs)
-            # dec/2 bounds the t-scaled suboptimality of the centring step; in the original units it
-            # is dec/(2t), so a threshold growing with t keeps that below 1e-13 while staying above
-            # the rounding noise of a gradient whose terms grow like t.
-            if not np.isfinite(dec[active]).all():
-                raise SolverError("Newton step is not finite (singular or overflowing system)")
-            active &= dec / 2.0 > max(newton_tol, 1e-13 * t)
-            if not active.any():
-                break
-            # largest step that keeps p > 0 and the slacks > 0
-            dy[:, :k] *= live  # dead arms never move (their step is rounding noise)
-            dp = dy[:, :k]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(dp < 0, -p / dp, np.inf).min(axis=1)
-                if G is not None:
-                    gd = np.einsum("bln,bn->bl", G, dy)
-                    ratio = np.minimum(ratio, np.where(gd > 0, slack / gd, np.inf).min(axis=1))
-            # Step length: the longest of alpha_max, alpha_max/4, alpha_max/16 that passes an
-            # Armijo test on the barrier value, else the damped Newton step 1/(1+lambda)
-            # (Nesterov & Nemirovski). Every term is self-concordant, so the damped step always
-            # decreases the barrier and stays in its domain without any function evaluation --
-            # which matters at large t, where the barrier value is a difference of terms ~t whose
-            # rounding error exceeds the decrease near the centre.
-            lam = np.sqrt(np.maximum(dec, 0.0))
-            a_max = np.minimum(1.0, 0.99 * ratio)
-            a_damp = np.minimum(np.where(lam > 0.25, 1.0 / (1.0 + lam), 1.0), a_max)
-            alpha = a_damp.copy()
-            with np.errstate(divide="ignore", invalid="ignore"):
-                f0 = val - np.where(live, np.log(pl), 0.0).sum(axis=1)
-                if G is not None:
-                    f0 = f0 - np.log(slack).sum(axis=1)
-            pending = active & (a_max > a_damp)
-            trial = a_max.copy()
-            for _ls in range(3):
-                if not pending.any():
-                    break
-                fv = barrier_value(y + np.where(pending, trial, 0.0)[:, None] * dy, t)
-                ok = pending & (trial > a_damp) & (fv <= f0 - 0.25 * trial * dec)
-                alpha = np.where(ok, trial, alpha)
-                pending &= ~ok
-                trial = trial * 0.25
-            alpha = np.where(active, alpha, 0.0)
-            y += alpha[:, None] * dy
+            obj, lv, dd, keep, Gs, hs, Zs, pads = state
+            y_new, dec, go = newton_step(obj, y[idx], t, lv, dd, keep, Gs, hs, Zs, pads, any_dead)
+            y[idx] = y_new
+            dec_all[idx] = dec
             steps += 1
+            if not go.all():
+                if not go.any():
+                    idx = idx[:0]
+                    break
+                # work only on the instances still centring (re-slice when the set halves)
+                keep_idx = np.flatnonzero(go)
+                if keep_idx.size <= 0.5 * idx.size:
+                    idx = idx[keep_idx]
+                    state = sub(idx)
         else:
             # out of Newton steps: acceptable only where the centring error in original units,
             # dec / (2t), is negligible (the rounding regime at large t)
-            bad = active & ~(dec / (2.0 * t) <= 1e-9)
+            bad = np.zeros(bsz, dtype=bool)
+            bad[idx] = dec_all[idx] / (2.0 * t) > 1e-9
             if bad.any():
                 # Extreme t makes the Newton systems ill-conditioned. Fall back to the last
                 # well-centred iterate when its duality-gap bound is still tight; else fail.
                 if last is not None and last[1] <= fallback_gap:
                     y[bad] = last[0][bad]
                     achieved[bad] = np.maximum(achieved[bad], last[1])
+                elif on_fail == "mask":  # the caller solves these another way
+                    failed |= bad
+                    if last is not None:
+                        y[bad] = last[0][bad]
                 else:
                     raise SolverError(
                         f"Newton centring did not converge for {int(bad.sum())} instance(s) "
-                        f"(t = {t:.3g}, worst decrement {float(np.nanmax(dec[bad])):.3g})")
+                        f"(t = {t:.3g}, worst decrement {float(dec_all[bad].max()):.3g})")
         last = (y.copy(), m_total / t)
         if m_total / t <= gap:
             achieved = np.maximum(achieved, m_total / t)
-            return BarrierResult(y=y, iterations=steps, gap_bound=float(achieved.max()))
+            ok = ~failed
+            return BarrierResult(y=y, iterations=steps, gap_bound=float(achieved[ok].max()) if ok.any() else np.inf,
+                                 failed=failed if on_fail == "mask" else None)
         t *= mu
 
 
@@ -261,8 +294,14 @@ def barrier_solve(
 def _solve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     try:
         return np.linalg.solve(a, b)
-    except np.linalg.LinAlgError:  # a singular system somewhere in the batch: least squares for all
-        return np.stack([np.linalg.lstsq(ai, bi, rcond=None)[0] for ai, bi in zip(a, b)])
+    except np.linalg.LinAlgError:  # a singular system somewhere in the batch
+        out = np.empty_like(b)
+        for i in range(a.shape[0]):
+            try:
+                out[i] = np.linalg.solve(a[i], b[i])
+            except np.linalg.LinAlgError:  # least squares for the singular ones only
+                out[i] = np.linalg.lstsq(a[i], b[i], rcond=None)[0]
+        return out
 
 
 class LinearObjective:
@@ -272,6 +311,9 @@ class LinearObjective:
 
     def __init__(self, c: np.ndarray) -> None:
         self.c = c  # (B, n)
+
+    def take(self, idx: np.ndarray) -> "LinearObjective":
+        return LinearObjective(self.c[idx])
 
     def __call__(self, y, t, derivs):
         val = t * (self.c * y).sum(axis=1)
@@ -289,6 +331,9 @@ class NegLogSumObjective:
     def __init__(self, A: np.ndarray, w: np.ndarray | None = None) -> None:
         self.A = A  # (B, N, K)
         self.w = np.ones(A.shape[:2]) if w is None else w
+
+    def take(self, idx: np.ndarray) -> "NegLogSumObjective":
+        return NegLogSumObjective(self.A[idx], self.w[idx])
 
     def __call__(self, y, t, derivs):
         u = np.einsum("bik,bk->bi", self.A, y)
@@ -313,6 +358,9 @@ class QuadraticObjective:
 
     def __init__(self, Q: np.ndarray) -> None:
         self.Q = Q  # (B, K, K), symmetric PSD
+
+    def take(self, idx: np.ndarray) -> "QuadraticObjective":
+        return QuadraticObjective(self.Q[idx])
 
     def __call__(self, y, t, derivs):
         qy = np.einsum("bkl,bl->bk", self.Q, y)
@@ -344,6 +392,13 @@ class OWAObjective:
         self.w_last = float(w[-1])
         self.n_barrier = 2 * len(self.levels) * n
         self.M = len(self.levels)
+
+    def take(self, idx: np.ndarray) -> "OWAObjective":
+        out = object.__new__(OWAObjective)
+        out.__dict__.update(self.__dict__)
+        out.mu = self.mu[idx]
+        out.mu_t = self.mu_t[idx]
+        return out
 
     def start(self, p0: np.ndarray) -> np.ndarray:
         """A starting y for policy p0: r_m at the m-th smallest utility."""
