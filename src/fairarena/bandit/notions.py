@@ -211,10 +211,19 @@ def _utilitarian_tie_break(mus: np.ndarray, p_hat: np.ndarray, face: np.ndarray)
     p0 = np.where(live, p_hat, 0.0)
     p0 /= p0.sum(axis=1, keepdims=True)
     E = np.concatenate([face, np.ones((b, 1, k))], axis=1)
+    # The face is a single point (nothing to break) when its support columns of E are independent.
+    sv = np.linalg.svd(E * live[:, None, :], compute_uv=False)
+    rank = (sv > 1e-9 * np.maximum(sv[:, :1], 1e-300)).sum(axis=1)
+    todo = np.flatnonzero(rank < live.sum(axis=1))
+    out = p0.copy()
+    if todo.size == 0:
+        return out
     c = -mus.sum(axis=1)  # minimise minus total utility
-    res = _s.barrier_solve(_s.LinearObjective(c), p0, k, E=E, live=live, gap=1e-11, on_fail="mask")
-    out = res.y[:, :k]
-    for i in np.flatnonzero(res.failed):  # ill-conditioned faces: the same LP exactly with HiGHS
+    res = _s.barrier_solve(_s.LinearObjective(c[todo]), p0[todo], k, E=E[todo], live=live[todo], gap=1e-11,
+                           on_fail="mask")
+    out[todo] = res.y[:, :k]
+    for j in np.flatnonzero(res.failed):  # ill-conditioned faces: the same LP exactly with HiGHS
+        i = todo[j]
         out[i] = _face_lp(c[i], E[i], p0[i], live[i])
     return out
 
@@ -424,7 +433,7 @@ def _owa_policy(mus: np.ndarray, w: np.ndarray) -> np.ndarray:
     b, n, k = mus.shape
     mus, live = split_live(mus)
     obj = _s.OWAObjective(mus, w)
-    res = _s.barrier_solve(obj, obj.start(_uniform(b, k, live)), k, live=live, n_barrier=obj.n_barrier, gap=1e-10)
+    res = _s.barrier_solve(obj, obj.start(_uniform(b, k, live)), k, live=live, n_barrier=obj.n_barrier, gap=1e-9)
     return _clean(res.y[:, :k])
 
 

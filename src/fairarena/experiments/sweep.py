@@ -1,7 +1,8 @@
 """The full-factorial sweep: settings -> instances -> optimal policies -> scores.
 
-Settings of one shape ``(N, K)`` are solved as one batch (split only above ``max_batch``), because
-the batched solvers' cost is dominated by per-call overhead, not by the batch size. The tasks are
+Settings with the same number of agents N are solved as one batch (split only above
+``max_batch``), arm counts padded with NaN columns that the solvers fix at probability 0 (tested to
+change nothing): the batched solvers' cost is dominated by per-call overhead, not by batch size. The tasks are
 fixed by the config alone, so any backend and any number of workers give identical numbers.
 """
 
@@ -31,29 +32,35 @@ def make_instance(s: Setting, cfg: GridConfig) -> np.ndarray:
 
 
 def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
-    """Every policy of ``cfg.policies`` and its scores for settings of one shape (one task)."""
+    """Every policy of ``cfg.policies`` and its scores for settings with one N (one task)."""
     from threadpoolctl import threadpool_limits
 
-    from fairarena.bandit.notions import evaluate_batch
+    from fairarena.bandit.notions import evaluate_batch, pad_stack, split_live
     from fairarena.bandit.problem import inequality
     from fairarena.errors import SolverError
 
     with threadpool_limits(1):  # same arithmetic in every process, whatever the backend
         t0 = time.perf_counter()
-        mus = np.stack([make_instance(s, cfg) for s in settings])
+        mus = pad_stack([make_instance(s, cfg) for s in settings])
         t1 = time.perf_counter()
         o = cfg.options()
         try:
             pols, n_fallback = _policies(mus, cfg, o)
         except SolverError as exc:  # say which settings, then fail: no half-converged numbers
-            raise SolverError(f"shape N={settings[0].N}, K={settings[0].K} (setting ids "
+            raise SolverError(f"N={settings[0].N} (setting ids "
                               f"{settings[0].setting_id}..{settings[-1].setting_id}): {exc}") from exc
         # maximin: only its raw value is reported unless its policy is part of the run
         optima = {} if "maximin" in pols else {"maximin": np.zeros(len(settings))}
         ev = evaluate_batch(mus, pols, o, optima=optima)
         # the worst inequality over the simplex (a convex function peaks at a vertex): lets reports
         # normalise EF scores by the instance's range as well
-        ef_worst = -inequality(mus.transpose(0, 2, 1), o.ef_kind).max(axis=1)
+        mus0, live = split_live(mus)
+        per_arm = inequality(mus0.transpose(0, 2, 1), o.ef_kind)
+        if live is not None:
+            per_arm = np.where(live, per_arm, -np.inf)
+        ef_worst = -per_arm.max(axis=1)
+        ks = np.array([s.K for s in settings])
+        pols = {name: [row[:k] for row, k in zip(ps, ks)] for name, ps in pols.items()}
         t2 = time.perf_counter()
     return {"ids": np.array([s.setting_id for s in settings]), "policies": pols, "scores": ev,
             "ef_worst": ef_worst, "t_instances": t1 - t0, "t_solve": t2 - t1, "lp_fallbacks": n_fallback}
@@ -81,6 +88,7 @@ def _policies(mus: np.ndarray, cfg: GridConfig, o: Any) -> tuple[dict[str, np.nd
                 raise
         rows = []
         for mu in mus:
+            mu = mu[:, ~np.isnan(mu).all(axis=0)]
             try:
                 rows.append(optimal_policies(mu[None], [name], o)[name][0])
             except SolverError:
@@ -88,7 +96,8 @@ def _policies(mus: np.ndarray, cfg: GridConfig, o: Any) -> tuple[dict[str, np.nd
                 w = o.ggi_w(n) if name == "ggi" else np.eye(1, n)[0]
                 rows.append(owa_lp(mu, w))
                 n_fallback += 1
-        out[name] = np.stack(rows)
+        kmax = mus.shape[2]
+        out[name] = np.stack([np.pad(r, (0, kmax - len(r))) for r in rows])
     return out, n_fallback
 
 
@@ -131,15 +140,15 @@ class SweepResult:
 
 
 def make_tasks(settings: list[Setting], cfg: GridConfig) -> list[list[Setting]]:
-    """One task per shape (split above ``cfg.max_batch``), largest first for load balance."""
-    by_shape: dict[tuple[int, int], list[Setting]] = {}
-    for s in settings:
-        by_shape.setdefault((s.N, s.K), []).append(s)
+    """One task per agent count N (split above ``cfg.max_batch``), largest first for balance."""
+    by_shape: dict[int, list[Setting]] = {}
+    for s in sorted(settings, key=lambda s: (s.N, s.K, s.setting_id)):
+        by_shape.setdefault(s.N, []).append(s)
     tasks = []
     for group in by_shape.values():
         for j in range(0, len(group), cfg.max_batch):
             tasks.append(group[j:j + cfg.max_batch])
-    tasks.sort(key=lambda g: (-len(g) * g[0].N * g[0].K ** 2, g[0].setting_id))
+    tasks.sort(key=lambda g: (-len(g) * g[0].N ** 2, g[0].setting_id))
     return tasks
 
 
