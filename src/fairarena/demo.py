@@ -59,6 +59,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("Fairness notions on the worked examples", "fairarena.demo:worked_examples"),
     ("Procedural-fairness sweep (reduced grid; --full: the paper grid)", "fairarena.experiments.demo:sweep_demo"),
     ("PrefLib Mechanical Turk Dots example", "fairarena.experiments.demo:dots_demo"),
+    ("Fair bandit learners on the Dots instance", "fairarena.learners.demo:learn_demo"),
 ]
 
 

@@ -26,7 +26,7 @@ def project_simplex(v: np.ndarray, mass: float | np.ndarray = 1.0) -> np.ndarray
     css = np.cumsum(u, axis=1) - np.reshape(mass, (-1, 1))
     ind = np.arange(1, k + 1)
     cond = u - css / ind > 0
-    rho = k - 1 - np.argmax(cond[:, ::-1], axis=1)
+    rho = np.where(cond.any(axis=1), k - 1 - np.argmax(cond[:, ::-1], axis=1), 0)
     theta = css[np.arange(b), rho] / (rho + 1)
     return np.maximum(v - theta[:, None], 0.0)
 
@@ -68,7 +68,7 @@ def nsw_part(mu: np.ndarray, p: np.ndarray, form: str, grad: bool = True):
 
 
 def nashucb_maximise(mu: np.ndarray, bonus: np.ndarray, form: str = "product",
-                     warm: np.ndarray | None = None, max_iter: int = 300, tol: float = 1e-9) -> np.ndarray:
+                     warm: np.ndarray | None = None, max_iter: int = 300, tol: float = 1e-8) -> np.ndarray:
     """argmax over the simplex of ``NSW(p, mu) + bonus . p`` for each of ``B`` problems: ``(B, K)``.
 
     Restarts: the K vertices, the centre and ``warm`` (B, K) when given; every restart of every

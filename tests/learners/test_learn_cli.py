@@ -1,0 +1,107 @@
+"""`fairarena learn` end to end (typer's CliRunner): outputs, JSON, and exit code 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from fairarena.learners.cli import register
+
+app = typer.Typer()
+register(app)
+
+
+@app.callback()
+def _root() -> None:
+    """test root"""
+
+
+runner = CliRunner()
+
+
+def run(*args: str):
+    return runner.invoke(app, ["learn", *args])
+
+
+@pytest.fixture(scope="module")
+def instance(tmp_path_factory):
+    path = tmp_path_factory.mktemp("learn") / "mu.json"
+    path.write_text(json.dumps({"rewards": [[0.9, 0.5, 0.1], [0.8, 0.1, 0.5], [0.1, 0.5, 0.9]]}))
+    return path
+
+
+def test_learn_json_and_outputs(instance, tmp_path):
+    out = tmp_path / "run"
+    res = run("--learner", "pf,uf", "--instance", str(instance), "--rewards", "beta:0.1", "--T", "3000",
+              "--seeds", "3", "--out", str(out), "--json")
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["rewards"][0] == [0.9, 0.5, 0.1]
+    assert set(doc["learners"]) == {"pf", "uf"}
+    pf = doc["learners"]["pf"]
+    assert len(pf["final_policy"]) == 3 and abs(sum(pf["final_policy"]) - 1) < 1e-9
+    assert set(pf["final_scores"]) == {"pf", "ef", "uf"}
+    assert set(pf["regret"]) >= {"pf", "ef", "uf", "nsw", "ggi"}
+    assert doc["learners"]["uf"]["regret"]["pf"] is None
+    assert isinstance(pf["regret_slope"], float) and pf["seconds"] > 0
+    uf = doc["learners"]["uf"]["final_policy"]
+    assert uf[0] == max(uf) and uf[0] > 0.5  # arm 1 has the largest summed reward
+    curves = pd.read_parquet(out / "curves.parquet")
+    assert set(curves["learner"]) == {"pf", "uf"} and set(curves["seed"]) == {0, 1, 2}
+    assert curves["t"].max() == 3000
+    arms = pd.read_parquet(out / "arms.parquet")
+    assert len(arms) == 2 * 3 * 3000
+    record = json.loads((out / "run.json").read_text())
+    assert record["config"]["T"] == 3000 and record["seeds"] == [0, 1, 2] and "numpy" in record["versions"]
+    assert (out / "figure3.png").stat().st_size > 10_000
+    # same seeds, same numbers
+    res2 = run("--learner", "pf,uf", "--instance", str(instance), "--rewards", "beta:0.1", "--T", "3000",
+               "--seeds", "3", "--out", str(tmp_path / "again"), "--json", "--no-figure")
+    doc2 = json.loads(res2.stdout)
+    assert doc2["learners"]["pf"]["final_policy"] == pf["final_policy"]
+    assert doc2["learners"]["uf"]["regret"] == doc["learners"]["uf"]["regret"]
+
+
+def test_learn_dots_all_learners_human_output(tmp_path):
+    res = run("--learner", "all", "--instance", "dots", "--T", "300", "--seeds", "2", "--out", str(tmp_path),
+              "--no-figure", "--growth", "0.05")
+    assert res.exit_code == 0, res.output
+    assert "nashucb" in res.output and "uniform" in res.output
+    assert len(pd.read_parquet(tmp_path / "curves.parquet")["learner"].unique()) == 7
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--gamma", "1.0"], "gamma"),
+    (["--gamma", "0"], "gamma"),
+    (["--delta", "1.5"], "delta"),
+    (["--delta", "0"], "delta"),
+    (["--T", "2"], "T"),
+    (["--learner", "thompson"], "learner"),
+    (["--rewards", "beta:0.5"], "too large"),
+    (["--rewards", "beta"], "rewards"),
+    (["--seeds", "0"], "seeds"),
+    (["--instance", "missing.json"], "not found"),
+])
+def test_bad_inputs_exit_2(args, needle, instance, tmp_path):
+    base = {"--instance": str(instance), "--T": "50", "--seeds": "1", "--out": str(tmp_path / "o")}
+    for k in range(0, len(args), 2):
+        base[args[k]] = args[k + 1]
+    flat = [x for kv in base.items() for x in kv]
+    res = run(*flat, "--json")
+    assert res.exit_code == 2, res.output
+    assert needle in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("payload", ['{"rewards": [[0.5, 0.2], [0.1]]}', '{"rewards": [0.5, 0.2]}', '[[1.5, 0.2]]',
+                                     '{"policy": [1]}'])
+def test_wrong_shape_instance_files_exit_2(payload, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text(payload)
+    res = run("--instance", str(bad), "--T", "50", "--seeds", "1", "--out", str(tmp_path / "o"), "--json")
+    assert res.exit_code == 2, res.output
+    assert "rewards" in res.output
