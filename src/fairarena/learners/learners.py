@@ -344,7 +344,9 @@ class _EFState(_ScheduledState):
 
         Q, b = ef_optimistic_objective(self.means(), self.counts, t, self.spec.c)
         start = np.full((self.S, self.K), 1.0 / self.K)
-        res = _s.barrier_solve(_QuadLinObjective(Q, b), start, self.K, gap=1e-9)
+        # a policy to ~1e-7 is plenty for sampling; the bonus makes the optimum sit on a face,
+        # where very large barrier parameters only add ill-conditioning
+        res = _s.barrier_solve(_QuadLinObjective(Q, b), start, self.K, gap=1e-8, fallback_gap=1e-6)
         return _clean(res.y[:, : self.K])
 
 
