@@ -31,7 +31,8 @@ SMALL = {
     ],
     "capacity": {"ICU": 1, "Ventilator": 1, "MedA": 12, "MedB": 4, "Nursing": 20, "Surgery": 1},
 }
-CONFIG = DebateConfig(rounds=1, max_repairs=1, closing="joint-draft", max_tokens=160, text_limit=80, seed=1)
+# mean-repair closes without more model calls (joint-draft with LLMs is the same code path as with scripts)
+CONFIG = DebateConfig(rounds=1, max_repairs=1, closing="mean-repair", max_tokens=140, text_limit=40, seed=1)
 
 
 @pytest.fixture(scope="module")
@@ -53,13 +54,13 @@ def check_debate(res, path, llm_agent="A"):
     turns = [e for e in ev if e["type"] == "turn"]
     assert ev[-1]["type"] == "footer" and ev[-1]["status"] == "ok" and ev[-2]["type"] == "closing"
     mine = [t for t in turns if t["agent"] == llm_agent]
-    # round, final and (as drafter A / responder B) the closing turn, each with up to one repair
-    assert {t["phase"] for t in mine} == {"round", "final", "draft" if llm_agent == "A" else "decide"}
+    # a round and the final, each with up to one repair
+    assert {t["phase"] for t in mine} == {"round", "final"} and 2 <= len(mine) <= 4
     for t in mine:
         assert t["raw"] is not None and t["error"] is None
         assert t["usage"]["completion_tokens"] > 0 and t["usage"]["prompt_tokens"] > 100
         assert not t["usage"]["estimated"] and t["latency_s"] > 0
-        assert t["valid"] == (not t["violations"] and t["proposal"]["allocation"] != {} or t["valid"])
+        assert t["valid"] == (not t["violations"])
         if not t["valid"]:
             assert t["violations"], "an invalid proposal names its violations"
             if t["attempt"] < CONFIG.max_repairs:  # followed by a repair turn quoting them
