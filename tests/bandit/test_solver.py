@@ -42,14 +42,20 @@ def test_owa_objective_gradient_matches_finite_differences():
         np.testing.assert_allclose(h[:, :, j], gd, rtol=1e-4, atol=1e-5)
 
 
-def test_barrier_solves_a_small_lp_exactly():
-    # maximise 0.3 p1 + 0.7 p2 + 0.5 p3 on the simplex with p2 <= 0.4: optimum (0, 0.4, 0.6)
+def test_barrier_solves_a_small_lp_on_a_face_exactly():
+    # maximise 0.3 p1 + 0.7 p2 + 0.5 p3 on the simplex with p1 + p2 = 0.5: optimum (0, 0.5, 0.5)
     c = -np.array([[0.3, 0.7, 0.5]])
-    G = np.array([[[0.0, 1.0, 0.0]]])
-    res = S.barrier_solve(S.LinearObjective(c), np.full((1, 3), 1 / 3), 3, G=G, h=np.array([[0.4]]), gap=1e-9)
-    np.testing.assert_allclose(res.y[0], [0.0, 0.4, 0.6], atol=1e-6)  # see the sum check below
-    assert res.y[0].sum() == pytest.approx(1.0, abs=1e-6)  # degenerate LP vertex: ill-conditioned at the end
-    assert res.gap_bound <= 1e-9
+    E = np.array([[[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]])
+    res = S.barrier_solve(S.LinearObjective(c), np.array([[0.25, 0.25, 0.5]]), 3, E=E)
+    np.testing.assert_allclose(res.y[0], [0.0, 0.5, 0.5], atol=1e-9)
+    assert res.gap_bound <= 1e-10
+
+
+def test_barrier_keeps_dead_arms_at_zero():
+    c = -np.array([[0.3, 0.9, 0.5]])
+    res = S.barrier_solve(S.LinearObjective(c), np.array([[0.5, 0.0, 0.5]]), 3,
+                          live=np.array([[True, False, True]]))
+    np.testing.assert_allclose(res.y[0], [0.0, 0.0, 1.0], atol=1e-9)
 
 
 def test_barrier_rejects_infeasible_start():

@@ -127,7 +127,7 @@ class ProportionalityResult:
                 "shortfall": {str(i): v for i, v in self.shortfall.items()}}
 
 
-def proportionality(mu: Any, p: Any, atol: float = 1e-9) -> ProportionalityResult:
+def proportionality(mu: Any, p: Any, atol: float = 1e-7) -> ProportionalityResult:
     """Every agent gets at least 1/N of its best achievable utility (``max_k mu[i,k] / N``)."""
     mu = validate_rewards(mu)
     p = validate_policy(p, mu.shape[1])

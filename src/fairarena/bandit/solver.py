@@ -2,7 +2,7 @@
 
 Every optimal policy in :mod:`fairarena.bandit.notions` is the solution of
 
-    minimise  f(y)  subject to  p in the simplex,  G y <= h,        y = (p, r),
+    minimise  f(y)  subject to  p in the simplex (and, for tie-breaks, E y = E y0),   y = (p, r),
 
 for a convex ``f`` over ``p`` (K arms) and a few free auxiliary variables ``r``. Instances are solved
 *together*: one Newton step is a handful of numpy operations on a stack of ``B`` small KKT systems,
@@ -82,14 +82,12 @@ def barrier_solve(
     y0: np.ndarray,
     k: int,
     *,
-    G: np.ndarray | None = None,
-    h: np.ndarray | None = None,
     E: np.ndarray | None = None,
     live: np.ndarray | None = None,
     n_barrier: int = 0,
     gap: float = 1e-10,
-    t0: float = 100.0,
-    mu: float = 50.0,
+    t0: float = 1000.0,
+    mu: float = 150.0,
     max_newton: int = 80,
     newton_tol: float = 1e-9,
     fallback_gap: float = 1e-7,
@@ -97,8 +95,7 @@ def barrier_solve(
 ) -> BarrierResult:
     """Minimise ``objective`` over ``y = (p, r)`` with ``p`` (the first ``k`` entries) in the simplex.
 
-    ``y0`` (B, n) must be strictly feasible: ``p > 0``, ``sum p = 1``, ``G y < h``.
-    ``G`` is (B, L, n) and ``h`` (B, L). ``E`` (B, R, n), when given, replaces ``sum p = 1`` by
+    ``y0`` (B, n) must be strictly feasible: ``p > 0``, ``sum p = 1``. ``E`` (B, R, n), when given, replaces ``sum p = 1`` by
     ``E y = E y0`` (include the simplex row yourself); steps then move in the null space of ``E``
     (computed by SVD, so redundant rows are harmless). ``live`` (B, k) bool, when given, fixes the
     arms where it is False at exactly 0 (they get no barrier term and never move). The whole batch is stepped together; instances that have
@@ -106,8 +103,7 @@ def barrier_solve(
     """
     y = np.array(y0, dtype=float, copy=True)
     bsz, n = y.shape
-    n_lin = 0 if G is None else G.shape[1]
-    m_total = k + n_lin + n_barrier
+    m_total = k + n_barrier
     if live is None:
         live = np.ones((bsz, k), dtype=bool)
     live = np.asarray(live, dtype=bool)
@@ -116,8 +112,6 @@ def barrier_solve(
     y[:, :k] = np.where(live, y[:, :k], 0.0)
     if np.any(y[:, :k][live] <= 0):
         raise SolverError("barrier start is not strictly inside the simplex")
-    if G is not None and np.any(np.einsum("bln,bn->bl", G, y) >= h):
-        raise SolverError("barrier start violates a linear constraint")
 
     keep_full = np.ones((bsz, n))
     keep_full[:, :k] = live  # rows/cols of the Hessian that stay (dead arms get an identity row)
@@ -137,19 +131,15 @@ def barrier_solve(
         pad_full = (~null)[:, :, None] * np.eye(n)[None]
     dk = np.arange(k)
 
-    def barrier_value(obj, yy, t, lv, dd, Gs, hs):
+    def barrier_value(obj, yy, t, lv, dd):
         val = obj(yy, t, False)[0]
         p = yy[:, :k]
         with np.errstate(divide="ignore", invalid="ignore"):
             val = val - np.where(lv, np.log(np.where(lv, p, 1.0)), 0.0).sum(axis=1)
             ok = ((p > 0) | dd).all(axis=1)
-            if Gs is not None:
-                slack = hs - np.einsum("bln,bn->bl", Gs, yy)
-                val = val - np.log(slack).sum(axis=1)
-                ok &= (slack > 0).all(axis=1)
         return np.where(ok & np.isfinite(val), val, np.inf)
 
-    def newton_step(obj, ys, t, lv, dd, keep, Gs, hs, Zs, pads, any_dead):
+    def newton_step(obj, ys, t, lv, dd, keep, Zs, pads, any_dead):
         """One damped Newton step for a sub-batch; returns (new y, squared decrement)."""
         bs = ys.shape[0]
         val, grad, hess = obj(ys, t, True)
@@ -159,12 +149,6 @@ def barrier_solve(
         grad[:, :k] -= np.where(lv, 1.0 / pl, 0.0)
         H = hess * keep[:, :, None] * keep[:, None, :] if any_dead else hess.copy()
         H[:, dk, dk] += np.where(lv, 1.0 / (pl * pl), 1.0)
-        slack = None
-        if Gs is not None:
-            slack = hs - np.einsum("bln,bn->bl", Gs, ys)
-            inv = 1.0 / slack
-            grad += np.einsum("bln,bl->bn", Gs, inv)
-            H += np.einsum("bli,bl,blj->bij", Gs, inv * inv, Gs)
         if Zs is None:
             # KKT [[H, e], [e', 0]] for sum(p) = 1, with symmetric Jacobi scaling (hinge curvatures
             # span many orders of magnitude) and an infeasible-start right-hand side that also
@@ -198,9 +182,6 @@ def barrier_solve(
         dp = dy[:, :k]
         with np.errstate(divide="ignore", invalid="ignore"):
             ratio = np.where(dp < 0, -p / dp, np.inf).min(axis=1)
-            if Gs is not None:
-                gd = np.einsum("bln,bn->bl", Gs, dy)
-                ratio = np.minimum(ratio, np.where(gd > 0, slack / gd, np.inf).min(axis=1))
         # Step length: the longest of alpha_max, alpha_max/4, alpha_max/16 that passes an Armijo
         # test on the barrier value, else the damped Newton step 1/(1+lambda) (Nesterov &
         # Nemirovski). Every term is self-concordant, so the damped step always decreases the
@@ -212,27 +193,30 @@ def barrier_solve(
         alpha = a_damp.copy()
         with np.errstate(divide="ignore", invalid="ignore"):
             f0 = val - np.where(lv, np.log(pl), 0.0).sum(axis=1)
-            if Gs is not None:
-                f0 = f0 - np.log(slack).sum(axis=1)
         pending = go & (a_max > a_damp)
         trial = a_max.copy()
         for _ls in range(3):
             if not pending.any():
                 break
-            fv = barrier_value(obj, ys + np.where(pending, trial, 0.0)[:, None] * dy, t, lv, dd, Gs, hs)
+            fv = barrier_value(obj, ys + np.where(pending, trial, 0.0)[:, None] * dy, t, lv, dd)
             ok = pending & (trial > a_damp) & (fv <= f0 - 0.25 * trial * dec)
             alpha = np.where(ok, trial, alpha)
             pending &= ~ok
             trial = trial * 0.25
         alpha = np.where(go, alpha, 0.0)
-        return ys + alpha[:, None] * dy, dec, go
+        y_new = ys + alpha[:, None] * dy
+        if Zs is None:
+            # Near a vertex the KKT system is ill-conditioned and sum(p) drifts by rounding; a
+            # multiplicative rescale puts p back on the simplex without touching positivity.
+            y_new[:, :k] /= y_new[:, :k].sum(axis=1, keepdims=True)
+        return y_new, dec, go
 
     def sub(idx):
         """The solver state restricted to the instances ``idx`` (objectives carry batch data)."""
         whole = idx.size == bsz
         pick = (lambda a: a) if whole else (lambda a: None if a is None else a[idx])
         obj = objective if whole else objective.take(idx)
-        return (obj, pick(live), pick(dead), pick(keep_full), pick(G), pick(h), pick(Z_full), pick(pad_full))
+        return (obj, pick(live), pick(dead), pick(keep_full), pick(Z_full), pick(pad_full))
 
     t = t0
     steps = 0
@@ -245,8 +229,8 @@ def barrier_solve(
         state = sub(idx)
         dec_all = np.zeros(bsz)
         for _ in range(max_newton):
-            obj, lv, dd, keep, Gs, hs, Zs, pads = state
-            y_new, dec, go = newton_step(obj, y[idx], t, lv, dd, keep, Gs, hs, Zs, pads, any_dead)
+            obj, lv, dd, keep, Zs, pads = state
+            y_new, dec, go = newton_step(obj, y[idx], t, lv, dd, keep, Zs, pads, any_dead)
             y[idx] = y_new
             dec_all[idx] = dec
             steps += 1
