@@ -86,7 +86,7 @@ def barrier_solve(
     live: np.ndarray | None = None,
     n_barrier: int = 0,
     gap: float = 1e-10,
-    t0: float = 1000.0,
+    t0: float = 100.0,
     mu: float = 150.0,
     max_newton: int = 80,
     newton_tol: float = 1e-9,
@@ -228,7 +228,9 @@ def barrier_solve(
         idx = all_idx
         state = sub(idx)
         dec_all = np.zeros(bsz)
-        for _ in range(max_newton):
+        # the first centring starts far from the central path (its damped phase is bounded by the
+        # start's suboptimality, not by a constant): give it more room
+        for _ in range(max_newton if last is not None else 6 * max_newton):
             obj, lv, dd, keep, Zs, pads = state
             y_new, dec, go = newton_step(obj, y[idx], t, lv, dd, keep, Zs, pads, any_dead)
             y[idx] = y_new
