@@ -87,7 +87,7 @@ def barrier_solve(
     n_barrier: int = 0,
     gap: float = 1e-10,
     t0: float = 100.0,
-    mu: float = 150.0,
+    mu: float = 50.0,
     max_newton: int = 80,
     newton_tol: float = 1e-9,
     fallback_gap: float = 1e-7,
