@@ -71,7 +71,7 @@ def nashucb_benchmark(T: int, seeds: int, form: str = "product") -> None:
     _NashUCBState._solve = capture
     try:
         env = MultiAgentBandit([[0.9, 0.5, 0.1], [0.8, 0.1, 0.5], [0.1, 0.5, 0.9]], "bernoulli")
-        simulate(make_learner("nashucb", form=form), env, T, seeds)
+        simulate(make_learner("nashucb", form=form, growth=0.0), env, T, seeds)
     finally:
         _NashUCBState._solve = orig
     t0 = time.perf_counter()

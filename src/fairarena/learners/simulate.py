@@ -403,9 +403,9 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
     jobs = _resolve_jobs(n_jobs)
     grid = log_grid(T, grid_points)
     truth = Truth.of(env.means)
+    # every learner's seeds are cut into `jobs` batches, so that one slow learner does not leave
+    # the other workers idle at the end
     n_batches = jobs if batch_size is None else max(1, math.ceil(len(seeds) / int(batch_size)))
-    if batch_size is None and jobs > 1 and len(specs) > 1:
-        n_batches = max(1, math.ceil(jobs / len(specs)))
     batches = _split(seeds, n_batches)
     tasks = [(i, spec, b) for i, spec in enumerate(specs) for b in batches]
 
