@@ -43,3 +43,15 @@ def cli_errors(func: F) -> F:
             raise fail(f"{exc.strerror}: {exc.filename}") from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def standalone_app(register: Callable[[typer.Typer], None]) -> typer.Typer:
+    """A Typer app holding only the commands one feature module registers (for tests, embedding)."""
+    app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:
+        """fairarena commands"""
+
+    register(app)
+    return app

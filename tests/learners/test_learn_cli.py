@@ -6,19 +6,12 @@ import json
 
 import pandas as pd
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from fairarena.learners.cli import register
+from fairarena.cli_common import standalone_app
 
-app = typer.Typer()
-register(app)
-
-
-@app.callback()
-def _root() -> None:
-    """test root"""
-
+app = standalone_app(register)
 
 runner = CliRunner()
 

@@ -6,20 +6,13 @@ import json
 import re
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from fairarena.triage import FRAMEWORKS, load_cohort
 from fairarena.triage.cli import register
+from fairarena.cli_common import standalone_app
 
-app = typer.Typer()
-register(app)
-
-
-@app.callback()
-def _root() -> None:
-    """test root"""
-
+app = standalone_app(register)
 
 runner = CliRunner()
 
