@@ -573,14 +573,6 @@ def score_all(mu: Any, p: Any, opts: Options | Mapping | None = None, **kw: Any)
     return out
 
 
-def group_by_shape(mus: Iterable[np.ndarray]) -> dict[tuple[int, int], list[int]]:
-    """Indices of a list of reward matrices grouped by shape, for batching mixed sizes."""
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, m in enumerate(mus):
-        groups.setdefault(tuple(np.shape(m)), []).append(i)
-    return groups
-
-
 def optimal_policies_many(instances: Sequence[np.ndarray], names: Iterable[str] | None = None,
                           opts: Options | Mapping | None = None, **kw: Any) -> list[dict[str, np.ndarray]]:
     """Optimal policies for a list of reward matrices of any shapes.
