@@ -17,12 +17,12 @@ def test_smoothed_hinge_is_the_partial_minimum(tau, v):
 
     res = minimize_scalar(f, bounds=(lo + 1e-15, lo + 100 / tau + 100), method="bounded",
                           options={"xatol": 1e-14, "maxiter": 2000})
-    val, d1, d2 = S.smoothed_hinge(np.array(v), tau)
+    val, d1, d2 = S.smoothed_hinge(v, tau)
     assert val == pytest.approx(res.fun, rel=1e-8, abs=1e-7)
     h = 1e-5 * max(1.0 / tau, abs(v))
-    fd1 = (S.smoothed_hinge(np.array(v + h), tau)[0] - S.smoothed_hinge(np.array(v - h), tau)[0]) / (2 * h)
+    fd1 = (S.smoothed_hinge(v + h, tau)[0] - S.smoothed_hinge(v - h, tau)[0]) / (2 * h)
     assert d1 == pytest.approx(fd1, rel=1e-4, abs=1e-6)
-    fd2 = (S.smoothed_hinge(np.array(v + h), tau)[1] - S.smoothed_hinge(np.array(v - h), tau)[1]) / (2 * h)
+    fd2 = (S.smoothed_hinge(v + h, tau)[1] - S.smoothed_hinge(v - h, tau)[1]) / (2 * h)
     assert d2 == pytest.approx(fd2, rel=1e-4, abs=1e-6)
 
 

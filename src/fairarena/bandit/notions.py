@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from fairarena.bandit import _kernels
 from fairarena.bandit import solver as _s
 from fairarena.bandit.problem import (
     DEFAULT_TOL,
@@ -261,21 +262,8 @@ def pf_score_batch(fav: np.ndarray, ps: np.ndarray) -> np.ndarray:
     b, n, k = fav.shape
     if k > _PF_SUBSET_MAX_K:
         return np.array([_pf_score_lp(f, p) for f, p in zip(fav, ps)])
-    bits = 1 << np.arange(k)
-    masks = (fav * bits).sum(axis=2)  # (B, N) favourite-set bitmask per agent
-    nsub = 1 << k
-    g = np.zeros((b, nsub))
-    np.add.at(g, (np.repeat(np.arange(b), n), masks.ravel()), 1.0)
-    pX = np.zeros((b, nsub))
-    pX[:, bits] = ps
-    for j in range(k):  # subset-sum (zeta) transform over each bit
-        step = 1 << j
-        gv = g.reshape(b, -1, 2, step)
-        gv[:, :, 1, :] += gv[:, :, 0, :]
-        pv = pX.reshape(b, -1, 2, step)
-        pv[:, :, 1, :] += pv[:, :, 0, :]
-    cut = pX + (n - g) / n
-    return np.clip(cut.min(axis=1), 0.0, 1.0)
+    masks = (fav * (1 << np.arange(k))).sum(axis=2).astype(np.int64)  # (B, N) favourite-set bitmasks
+    return _kernels.pf_scores(np.ascontiguousarray(masks), np.ascontiguousarray(ps, dtype=float))
 
 
 def _pf_score_lp(fav: np.ndarray, p: np.ndarray) -> float:
@@ -605,8 +593,11 @@ def evaluate_many(instances: Sequence[np.ndarray], policies: Sequence[Mapping[st
         stack = pad_stack([instances[i] for i in idx])
         kmax = stack.shape[2]
         names = list(policies[idx[0]])
-        ps = {name: np.stack([np.pad(np.asarray(policies[i][name], float),
-                                     (0, kmax - len(policies[i][name]))) for i in idx]) for name in names}
+        ps = {name: np.zeros((len(idx), kmax)) for name in names}
+        for j, i in enumerate(idx):
+            for name in names:
+                p = policies[i][name]
+                ps[name][j, :len(p)] = p
         res = evaluate_batch(stack, ps, opts, **kw)
         for j, i in enumerate(idx):
             out[i] = {pn: {key: float(v[j]) for key, v in row.items()} for pn, row in res.items()}

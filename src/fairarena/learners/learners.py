@@ -308,25 +308,6 @@ def _clean(p: np.ndarray, floor: float = 1e-9) -> np.ndarray:
 # EF learner
 # ------------------------------------------------------------------------------------------------
 
-class _QuadLinObjective:
-    """``t * (p^T Q p - b . p)`` for the batched barrier solver."""
-
-    n_barrier = 0
-
-    def __init__(self, Q: np.ndarray, b: np.ndarray) -> None:
-        self.Q, self.b = Q, b
-
-    def take(self, idx: np.ndarray) -> "_QuadLinObjective":  # the solver's sub-batch protocol
-        return _QuadLinObjective(self.Q[idx], self.b[idx])
-
-    def __call__(self, y, t, derivs):
-        qy = np.einsum("bkl,bl->bk", self.Q, y)
-        val = t * ((y * qy).sum(axis=1) - (self.b * y).sum(axis=1))
-        if not derivs:
-            return val, None, None
-        return val, t * (2.0 * qy - self.b), 2.0 * t * self.Q
-
-
 def ef_optimistic_objective(mu_hat: np.ndarray, counts: np.ndarray, t: int, c: float) -> tuple[np.ndarray, np.ndarray]:
     """``(Q, b)`` of the EF learner's objective ``p^T Q p - b . p``: ``p^T Q p = I(p; mu_hat)``
     (the squared inequality, ``Q = 2/(N(N-1)) mu^T (N I - 1 1^T) mu``) and the exploration bonus
@@ -346,7 +327,7 @@ class _EFState(_ScheduledState):
         start = np.full((self.S, self.K), 1.0 / self.K)
         # a policy to ~1e-7 is plenty for sampling; the bonus makes the optimum sit on a face,
         # where very large barrier parameters only add ill-conditioning
-        res = _s.barrier_solve(_QuadLinObjective(Q, b), start, self.K, gap=1e-8, fallback_gap=1e-6)
+        res = _s.barrier_solve(_s.QuadraticObjective(Q, -b), start, self.K, gap=1e-8, fallback_gap=1e-6)
         return _clean(res.y[:, : self.K])
 
 
