@@ -41,7 +41,7 @@ def register(app: typer.Typer) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
         from fairarena.experiments.backends import BACKENDS
-        from fairarena.experiments.config import expand, subsample
+        from fairarena.experiments.config import expand
         from fairarena.experiments.store import table_markdown, write_sweep
         from fairarena.experiments.sweep import run_sweep
         from fairarena.provenance import run_record
@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("limit", limit, "expected a positive integer")
         if out.exists() and not out.is_dir():
             raise InputError("out", str(out), "exists and is not a folder")
-        total = len(subsample(expand(cfg), limit))  # validates the grid before anything runs
+        total = len(expand(cfg, limit))  # validates the grid before anything runs
         if json_out:
             res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address)
         else:

@@ -13,7 +13,7 @@ position), so a setting's instance is the same whatever else the grid contains.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -124,8 +124,9 @@ def derive_seed(master: int, key: str) -> int:
     return int(ss.generate_state(2, dtype=np.uint32).astype(np.uint64) @ np.array([1 << 31, 1], np.uint64))
 
 
-def expand(cfg: GridConfig) -> list[Setting]:
-    """All settings of the grid, in (N, K, culture, phi, favourite mode, f) order."""
+def expand(cfg: GridConfig, limit: int | None = None) -> list[Setting]:
+    """All settings of the grid, in (N, K, culture, phi, favourite mode, f) order; with ``limit``,
+    the spread-out subsample :func:`subsample` keeps (seeds are derived for kept settings only)."""
     out: list[Setting] = []
     for n in cfg.N:
         for k in cfg.K:
@@ -135,14 +136,12 @@ def expand(cfg: GridConfig) -> list[Setting]:
                     for mode in cfg.favourites:
                         fs = [f for f in cfg.f if f < k] if mode == "fixed" else [0]
                         for f in fs:
-                            s = Setting(len(out), n, k, culture, float(phi), mode, f, 0)
-                            out.append(Setting(s.setting_id, n, k, culture, float(phi), mode, f,
-                                               derive_seed(cfg.seed, s.key)))
+                            out.append(Setting(len(out), n, k, culture, float(phi), mode, f, 0))
     if not out:
         raise InputError("grid", _grid_summary(cfg),
                          "the full factorial is empty after filtering impossible combinations "
                          "(the 'fixed' favourite mode needs some f < K)")
-    return out
+    return [replace(s, seed=derive_seed(cfg.seed, s.key)) for s in subsample(out, limit)]
 
 
 def _grid_summary(cfg: GridConfig) -> dict[str, Any]:

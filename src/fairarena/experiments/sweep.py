@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fairarena.experiments.config import GridConfig, Setting, expand, subsample
+from fairarena.experiments.config import GridConfig, Setting, expand
 
 SCORE_COLUMNS = ("pf", "ef", "uf", "nsw", "ggi", "maximin")
 
@@ -161,7 +161,7 @@ def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "jobl
     from fairarena.experiments.backends import run_tasks
 
     t0 = time.perf_counter()
-    settings = subsample(expand(cfg), limit)
+    settings = expand(cfg, limit)
     tasks = make_tasks(settings, cfg)
     results: list[Any] = [None] * len(tasks)
     done = 0

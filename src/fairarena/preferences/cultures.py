@@ -76,9 +76,39 @@ def _spw(n: int, k: int, seed: int, phi: float | None) -> Any:
            "central ranking 0 < 1 < ... < K-1, phi = 0: all identical, phi = 1: impartial culture",
            needs_phi=True)
 def _mallows(n: int, k: int, seed: int, phi: float | None) -> Any:
-    from prefsampling.ordinal import mallows
+    return mallows_rim(n, k, float(phi), seed)  # type: ignore[arg-type]
 
-    return mallows(n, k, float(phi), seed=seed)  # type: ignore[arg-type]
+
+def mallows_rim(n: int, k: int, phi: float, seed: int | None) -> list[list[int]]:
+    """Mallows profile by the repeated insertion model, **draw for draw the same profile as**
+    ``prefsampling.ordinal.mallows(n, k, phi, seed=seed)`` (tested), about 20x faster.
+
+    In the repeated insertion model (Doignon, Pekec & Regenwetter 2004) candidate ``j`` is inserted
+    at position ``q <= j`` of the partial ranking with probability proportional to ``phi^(j - q)``.
+    prefsampling draws each insertion with ``rng.choice(p=...)``, which consumes one uniform double
+    and takes the first cumulative probability above it; here all ``n (k - 1)`` doubles are drawn
+    at once from the same generator, in the same order, and the positions found by one
+    ``searchsorted`` per insertion step over all voters (same cumulative sums, so same positions).
+    """
+    if not 0.0 <= phi <= 1.0:
+        raise InputError("phi", phi, "expected a number in [0, 1]")
+    rng = np.random.default_rng(seed)
+    u = rng.random((n, k - 1))
+    pos = np.empty((n, k - 1), dtype=np.int64)
+    for j in range(1, k):
+        dist = np.zeros(j + 1)
+        for q in range(j + 1):
+            dist[q] = phi ** (j - q)
+        cdf = (dist / dist.sum()).cumsum()
+        cdf /= cdf[-1]
+        pos[:, j - 1] = cdf.searchsorted(u[:, j - 1], side="right")
+    votes = []
+    for row in pos.tolist():
+        vote = [0]
+        for j, q in enumerate(row, start=1):
+            vote.insert(q, j)
+        votes.append(vote)
+    return votes
 
 
 def get_culture(name: str) -> Culture:
