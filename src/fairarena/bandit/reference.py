@@ -16,10 +16,10 @@ _TOL = dict(tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e
 FACE_RELAX = 1e-9
 
 
-def _solve(prob):
+def _solve(prob, tight=True):
     import cvxpy as cp
 
-    prob.solve(solver=cp.CLARABEL, **_TOL)
+    prob.solve(solver=cp.CLARABEL, **(_TOL if tight else {}))
     if prob.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
         raise RuntimeError(f"cvxpy status {prob.status}")
     return prob.value
@@ -38,7 +38,9 @@ def _max_total_utility_on_face(mu, face_expr_fn, target):
     k = mu.shape[1]
     p, cons = _simplex(k)
     cons += [cp.abs(face_expr_fn(p) - target) <= FACE_RELAX]
-    _solve(cp.Problem(cp.Maximize(cp.sum(mu @ p)), cons))
+    # Clarabel's default tolerances: with the tight ones this thin LP often ends "inaccurate", off
+    # the face by more than FACE_RELAX
+    _solve(cp.Problem(cp.Maximize(cp.sum(mu @ p)), cons), tight=False)
     return np.clip(p.value, 0, None) / np.clip(p.value, 0, None).sum()
 
 
@@ -53,30 +55,54 @@ def pf_policy(mu, tol=1e-9, tie_break="utilitarian"):
     return _max_total_utility_on_face(mu, lambda q: A @ q, A @ p.value)
 
 
-def ef_policy(mu, tie_break="utilitarian"):
+def _inequality_expr(mu, p):
+    n = mu.shape[0]
+    u = mu @ p
     import cvxpy as cp
 
-    n, k = mu.shape
-    p, cons = _simplex(k)
-    u = mu @ p
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    ineq = 2.0 / (n * (n - 1)) * sum(cp.square(u[i] - u[j]) for i, j in pairs)
-    _solve(cp.Problem(cp.Minimize(ineq), cons))
+    return 2.0 / (n * (n - 1)) * sum(cp.square(u[i] - u[j]) for i in range(n) for j in range(i + 1, n))
+
+
+def ef_policy(mu, tie_break="utilitarian"):
+    """Minimise the inequality (as defined, pairwise); with the utilitarian tie-break, then maximise
+    total utility on the optimal face (every minimiser shares the centred utility vector v*).
+
+    The minimiser of a quadratic is only found to about the square root of the solver's tolerance,
+    and the face (hence the tie-break point and its scores) moves with it, so v* is polished
+    before stage 2: on the support of the conic solution, ``min ||C mu_S x||^2 s.t. sum x = 1`` is
+    solved exactly from its KKT system, and kept when it is feasible and no worse."""
+    import cvxpy as cp
+
+    p, cons = _simplex(mu.shape[1])
+    _solve(cp.Problem(cp.Minimize(_inequality_expr(mu, p)), cons))
     if tie_break != "utilitarian":
         return p.value
     cm = mu - mu.mean(axis=0)
-    return _max_total_utility_on_face(mu, lambda q: cm @ q, cm @ p.value)
+    return _max_total_utility_on_face(mu, lambda q: cm @ q, _polished_centre(cm, p.value))
+
+
+def _polished_centre(cm, p):
+    v = cm @ p
+    support = np.flatnonzero(p > 1e-7)
+    s = len(support)
+    kkt = np.zeros((s + 1, s + 1))
+    kkt[:s, :s] = 2.0 * cm[:, support].T @ cm[:, support]
+    kkt[:s, s] = kkt[s, :s] = 1.0
+    rhs = np.zeros(s + 1)
+    rhs[s] = 1.0
+    x = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:s]
+    if x.min() < -1e-12 or abs(x.sum() - 1.0) > 1e-12:
+        return v
+    v_pol = cm[:, support] @ x
+    return v_pol if v_pol @ v_pol <= v @ v else v
 
 
 def ef_optimum(mu) -> float:
     """Minimal inequality I* (squared differences)."""
-    n, k = mu.shape
     import cvxpy as cp
 
-    p, cons = _simplex(k)
-    u = mu @ p
-    ineq = 2.0 / (n * (n - 1)) * sum(cp.square(u[i] - u[j]) for i in range(n) for j in range(i + 1, n))
-    return _solve(cp.Problem(cp.Minimize(ineq), cons))
+    p, cons = _simplex(mu.shape[1])
+    return _solve(cp.Problem(cp.Minimize(_inequality_expr(mu, p)), cons))
 
 
 def uf_policy(mu):
