@@ -168,57 +168,14 @@ def objective(kind, y, t, derivs, k, c, A, w, Q, wl, msz, w_last, grad, hess):
 
 @njit(cache=True)
 def _lu_solve(M, rhs):
-    """Solve ``M x = rhs`` (``rhs`` (n, r)) by Gaussian elimination with partial pivoting on copies;
-    least squares where ``M`` is numerically singular or the result is not finite."""
-    n = M.shape[0]
-    a = M.copy()
-    x = rhs.copy()
-    nr = x.shape[1]
-    scale = 0.0
-    for i in range(n):
-        for j in range(n):
-            scale = max(scale, abs(a[i, j]))
-    ok = scale > 0.0
-    for col in range(n):
-        if not ok:
-            break
-        piv = col
-        best = abs(a[col, col])
-        for r in range(col + 1, n):
-            if abs(a[r, col]) > best:
-                best = abs(a[r, col])
-                piv = r
-        if not best > 1e-300 * scale:
-            ok = False
-            break
-        if piv != col:
-            for j in range(n):
-                tmp = a[col, j]
-                a[col, j] = a[piv, j]
-                a[piv, j] = tmp
-            for j in range(nr):
-                tmp = x[col, j]
-                x[col, j] = x[piv, j]
-                x[piv, j] = tmp
-        inv = 1.0 / a[col, col]
-        for r in range(col + 1, n):
-            f = a[r, col] * inv
-            if f != 0.0:
-                for j in range(col + 1, n):
-                    a[r, j] -= f * a[col, j]
-                for j in range(nr):
-                    x[r, j] -= f * x[col, j]
-    if ok:
-        for j in range(nr):
-            for i in range(n - 1, -1, -1):
-                s = x[i, j]
-                for q in range(i + 1, n):
-                    s -= a[i, q] * x[q, j]
-                x[i, j] = s / a[i, i]
-                if not math.isfinite(x[i, j]):
-                    ok = False
-    if ok:
-        return x
+    """Solve ``M x = rhs`` (``rhs`` (n, r)) by LU with partial pivoting (LAPACK); least squares
+    where ``M`` is singular or the result is not finite."""
+    try:
+        x = np.linalg.solve(M, rhs)
+        if np.isfinite(x).all():
+            return x
+    except Exception:  # noqa: BLE001 -- LAPACK reports a singular matrix
+        pass
     return np.linalg.lstsq(M, rhs, rcond=-1.0)[0]
 
 
