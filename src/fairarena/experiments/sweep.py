@@ -31,15 +31,26 @@ def make_instance(s: Setting, cfg: GridConfig) -> np.ndarray:
     return reward_matrix(profile, rng, s.fav_mode, s.f or None, cfg.reward_low, cfg.reward_high)
 
 
+_CONTROLLER: list[Any] = []
+
+
+def _blas_controller() -> Any:
+    """The process's threadpoolctl controller, found once (discovering the BLAS libraries costs
+    a few ms, paid per task otherwise)."""
+    if not _CONTROLLER:
+        from threadpoolctl import ThreadpoolController
+
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
 def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
     """Every policy of ``cfg.policies`` and its scores for settings with one N (one task)."""
-    from threadpoolctl import threadpool_limits
-
     from fairarena.bandit.notions import evaluate_batch, pad_stack, split_live
     from fairarena.bandit.problem import inequality
     from fairarena.errors import SolverError
 
-    with threadpool_limits(1):  # same arithmetic in every process, whatever the backend
+    with _blas_controller().limit(limits=1):  # same arithmetic in every process, whatever the backend
         t0 = time.perf_counter()
         mus = pad_stack([make_instance(s, cfg) for s in settings])
         t1 = time.perf_counter()
