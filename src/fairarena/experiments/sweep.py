@@ -197,23 +197,23 @@ def _to_frame(settings: list[Setting], results: list[dict[str, Any]], cfg: GridC
     import pandas as pd
 
     by_id = {s.setting_id: s for s in settings}
-    parts = []
-    for res in results:
+    keys = ["setting_id", "policy", *SCORE_COLUMNS, *(k + "_value" for k in SCORE_COLUMNS), "ef_worst_value"]
+    cols: dict[str, list[Any]] = {key: [] for key in keys}
+    pcol: list[Any] = []
+    for res in results:  # columns gathered as arrays, one DataFrame at the end
         ids = res["ids"]
         for pname, ps in res["policies"].items():
             sc = res["scores"][pname]
-            cols: dict[str, Any] = {"setting_id": ids, "policy": pname}
+            cols["setting_id"].append(ids)
+            cols["policy"].append(np.full(len(ids), pname, dtype=object))
             for key in SCORE_COLUMNS:
-                if key == "maximin" and "maximin" not in res["policies"]:
-                    cols["maximin"] = np.full(len(ids), np.nan)
-                else:
-                    cols[key] = sc[key]
-            for key in SCORE_COLUMNS:
-                cols[key + "_value"] = sc[key + "_value"]
-            cols["ef_worst_value"] = res["ef_worst"]
-            cols["p"] = list(ps)
-            parts.append(pd.DataFrame(cols))
-    df = pd.concat(parts, ignore_index=True)
+                missing = key == "maximin" and "maximin" not in res["policies"]
+                cols[key].append(np.full(len(ids), np.nan) if missing else np.asarray(sc[key], float))
+                cols[key + "_value"].append(np.asarray(sc[key + "_value"], float))
+            cols["ef_worst_value"].append(np.asarray(res["ef_worst"], float))
+            pcol.extend(ps)
+    df = pd.DataFrame({key: np.concatenate(v) for key, v in cols.items()})
+    df["p"] = pcol
     meta = pd.DataFrame([{"setting_id": s.setting_id, "N": s.N, "K": s.K, "culture": s.culture,
                           "phi": s.phi, "fav_mode": s.fav_mode, "f": s.f, "seed": s.seed}
                          for s in by_id.values()])
