@@ -61,3 +61,35 @@ def test_barrier_keeps_dead_arms_at_zero():
 def test_barrier_rejects_infeasible_start():
     with pytest.raises(S.SolverError):
         S.barrier_solve(S.LinearObjective(np.zeros((1, 2))), np.array([[1.0, 0.0]]), 2)
+
+
+def test_predictor_changes_the_path_not_the_answer():
+    # the tangent predictor (and the OWA levels' exact r after each t increase) only choose where the
+    # Newton steps start: values must agree with plain path following, in fewer steps
+    rng = np.random.default_rng(5)
+    mu = rng.uniform(0.05, 0.95, (25, 7, 5))
+    w = 2.0 ** -np.arange(7)
+    cases = [S.OWAObjective(mu, w), S.NegLogSumObjective(mu),
+             S.QuadraticObjective(np.einsum("bik,bil->bkl", mu - mu.mean(1, keepdims=True), mu - mu.mean(1, keepdims=True)))]
+    for obj in cases:
+        p0 = np.full((25, 5), 0.2)
+        y0 = obj.start(p0) if isinstance(obj, S.OWAObjective) else p0
+        a = S.barrier_solve(obj, y0, 5, gap=1e-10)
+        b = S.barrier_solve(obj, y0, 5, gap=1e-10, predictor=False)
+        va, vb = obj(a.y, 1.0, False)[0], obj(b.y, 1.0, False)[0]
+        if isinstance(obj, S.OWAObjective):  # the t = 1 value includes smoothing terms: compare the OWA itself
+            u = np.sort(np.einsum("bik,bk->bi", mu, a.y[:, :5]), 1) @ w
+            v = np.sort(np.einsum("bik,bk->bi", mu, b.y[:, :5]), 1) @ w
+            np.testing.assert_allclose(u, v, atol=1e-8)
+        else:
+            np.testing.assert_allclose(va, vb, atol=1e-8)
+        assert a.steps.sum() < b.steps.sum()
+
+
+def test_redundant_face_equations_are_harmless_and_ties_land_at_the_centre():
+    # repeated rows in E (the null space comes from an SVD) and an objective constant on the face:
+    # the barrier's answer is the face's centre
+    c = -np.array([[0.5, 0.5, 0.1]])
+    E = np.array([[[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]]])  # redundant rows
+    res = S.barrier_solve(S.LinearObjective(c), np.array([[0.3, 0.3, 0.4]]), 3, E=E)
+    np.testing.assert_allclose(res.y[0], [0.3, 0.3, 0.4], atol=1e-9)  # E fixes p3 = 0.4 and p1 + p2
