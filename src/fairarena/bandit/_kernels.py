@@ -63,6 +63,18 @@ def smoothed_hinge(v, tau):
 
 
 @njit(cache=True)
+def _utilities(A, y, k):
+    """``U_i = A_i . p`` for every row of ``A`` (``p`` the first ``k`` entries of ``y``)."""
+    u = np.empty(A.shape[0])
+    for i in range(A.shape[0]):
+        s = 0.0
+        for a in range(k):
+            s += A[i, a] * y[a]
+        u[i] = s
+    return u
+
+
+@njit(cache=True)
 def objective(kind, y, t, derivs, k, c, A, w, Q, wl, msz, w_last, grad, hess):
     """Value of the ``t``-scaled objective at ``y`` (``inf`` outside its domain); with ``derivs``
     also fills ``grad`` (n,) and ``hess`` (n, n)."""
@@ -113,14 +125,10 @@ def objective(kind, y, t, derivs, k, c, A, w, Q, wl, msz, w_last, grad, hess):
         return t * val
     # OWA
     m_lev = wl.shape[0]
-    u = np.empty(nag)
+    u = _utilities(A, y, k)
     usum = 0.0
     for i in range(nag):
-        s = 0.0
-        for a in range(k):
-            s += A[i, a] * y[a]
-        u[i] = s
-        usum += s
+        usum += u[i]
     val = -w_last * usum
     for m in range(m_lev):
         val -= wl[m] * msz[m] * y[k + m]
@@ -415,7 +423,7 @@ def solve_one(kind, k, y, live, E, c, A, w, Q, wl, msz, w_last, n_barrier, gap, 
         t_new = t * mu
         if predictor:
             _predict(kind, y, t, t_new, k, live, vi, npv, Z, use_E, c, A, w, Q, wl, msz, w_last,
-                     g, g2, h, gs, gs2, Hs, dy, ytry)
+                     g, g2, h, gs, gs2, Hs, dy, ytry, centred)
         t = t_new
         # the hinge levels' r sharpen with t: put each at its exact minimiser for the new t (about
         # 15% fewer Newton steps for the GGI)
@@ -429,12 +437,7 @@ def _recentre_r(kind, y, t, k, A, wl, msz):
     if kind != OWA:
         return
     nag = A.shape[0]
-    u = np.empty(nag)
-    for i in range(nag):
-        s = 0.0
-        for a in range(k):
-            s += A[i, a] * y[a]
-        u[i] = s
+    u = _utilities(A, y, k)
     for m in range(wl.shape[0]):
         tau = t * wl[m]
         target = wl[m] * msz[m] * t
@@ -469,15 +472,17 @@ def _recentre_r(kind, y, t, k, A, wl, msz):
 
 @njit(cache=True)
 def _predict(kind, y, t, t_new, k, live, vi, npv, Z, use_E, c, A, w, Q, wl, msz, w_last,
-             g, g2, h, gs, gs2, Hs, dy, ytry):
+             g, g2, h, gs, gs2, Hs, dy, ytry, fresh):
     """Move a centred ``y`` along the tangent of the central path towards its point at ``t_new``:
     ``dy/dt = -H^-1 d(grad)/dt`` (feasible directions only), extrapolated linearly in ``1/t`` (the
     path approaches its limit like ``1/t``), cut back to stay inside the simplex and kept only where
     it lowers the barrier objective at ``t_new``. ``d(grad)/dt`` is a relative finite difference,
     exact for objectives ``t * f(y)`` and close for the smoothed hinges; the Newton steps that
-    follow make the result exact either way."""
+    follow make the result exact either way. ``fresh``: the centring ended on its convergence test,
+    so ``g`` and ``Hs`` are already the derivatives at ``y`` (no step followed them)."""
     nv = vi.shape[0]
-    _reduced(kind, y, t, k, live, vi, npv, c, A, w, Q, wl, msz, w_last, g, h, gs, Hs)
+    if not fresh:  # else g, Hs still hold the derivatives at y from the centring's last test
+        _reduced(kind, y, t, k, live, vi, npv, c, A, w, Q, wl, msz, w_last, g, h, gs, Hs)
     eps = 1e-4
     objective(kind, y, t * (1.0 + eps), True, k, c, A, w, Q, wl, msz, w_last, g2, h)
     for i in range(nv):
