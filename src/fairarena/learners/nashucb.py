@@ -135,6 +135,20 @@ _ALPHA_MAX = 1e12  # largest spectral step: a nearly linear objective (a product
 
 
 @njit(cache=True)
+def _projected_direction(p, g, a, q, d, work):
+    """``d = P(p + a g) - p`` (projection onto the simplex; ``q`` is scratch); returns ``g . d``."""
+    k = p.shape[0]
+    for j in range(k):
+        q[j] = p[j] + a * g[j]
+    _project_row(q, 1.0, d, work)
+    gd = 0.0
+    for j in range(k):
+        d[j] -= p[j]
+        gd += g[j] * d[j]
+    return gd
+
+
+@njit(cache=True)
 def _project_row(v, mass, out, work):
     """``out`` = Euclidean projection of ``v`` (K,) onto ``{p >= 0, sum p = mass}``."""
     k = v.shape[0]
@@ -467,14 +481,9 @@ def _spg_row(mu, bonus, p, g, form, max_iter, tol, q, d, gc, work, u, pre, A, he
                 continue  # re-test the residual at the polished point
         if stat <= tol:
             break
-        for j in range(k):
-            q[j] = p[j] + alpha * g[j]
-        _project_row(q, 1.0, d, work)
-        gd = 0.0
+        gd = _projected_direction(p, g, alpha, q, d, work)
         dn = 0.0
         for j in range(k):
-            d[j] -= p[j]
-            gd += g[j] * d[j]
             dn = max(dn, abs(d[j]))
         if dn > _MAX_STEP:  # a shorter step along the same direction: stay in the start's basin
             sc = _MAX_STEP / dn
@@ -505,14 +514,9 @@ def _spg_row(mu, bonus, p, g, form, max_iter, tol, q, d, gc, work, u, pre, A, he
             a = alpha
             for _bt in range(50):
                 a *= 0.5
-                for j in range(k):
-                    q[j] = p[j] + a * g[j]
-                _project_row(q, 1.0, d, work)
-                gd = 0.0
+                gd = _projected_direction(p, g, a, q, d, work)
                 lin = 0.0
                 for j in range(k):
-                    d[j] -= p[j]
-                    gd += g[j] * d[j]
                     lin += bonus[j] * d[j]
                     q[j] = p[j] + d[j]
                 if not gd > 0.0:
