@@ -8,6 +8,7 @@ fixed by the config alone, so any backend and any number of workers give identic
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -31,17 +32,13 @@ def make_instance(s: Setting, cfg: GridConfig) -> np.ndarray:
     return reward_matrix(profile, rng, s.fav_mode, s.f or None, cfg.reward_low, cfg.reward_high)
 
 
-_CONTROLLER: list[Any] = []
-
-
+@functools.cache
 def _blas_controller() -> Any:
     """The process's threadpoolctl controller, found once (discovering the BLAS libraries costs
     a few ms, paid per task otherwise)."""
-    if not _CONTROLLER:
-        from threadpoolctl import ThreadpoolController
+    from threadpoolctl import ThreadpoolController
 
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
+    return ThreadpoolController()
 
 
 def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
