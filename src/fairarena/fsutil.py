@@ -1,23 +1,40 @@
-"""Atomic file output: nothing is ever left half-written.
+"""Output on disk: atomic files and folders, and one run per output folder.
 
-Write to a temporary name in the same directory, then ``os.replace`` (atomic on POSIX).
+- Atomic writes: write to a hidden temporary name in the same directory, then ``os.replace``
+  (atomic on POSIX), so nothing is ever left half-written. Temporary names are recognisable
+  (``.NAME.XXXX.tmp`` files and folders, ``.STEM.XXXX.tmp.SUFFIX`` for :func:`atomic_path`) so a later
+  run can remove what a killed run left behind.
+- :func:`output_folder`: the guard every command that writes a ``--out`` folder runs inside. It
+  checks the folder before any work (an existing file, an unwritable place: one-line ``InputError``
+  naming ``out``), takes an exclusive lock (a second concurrent run exits 2 naming the holder),
+  applies the rerun policy (refuse a folder holding another or a finished run unless ``force``;
+  resume an unfinished compatible run where the command supports it), removes stale temporary files
+  and folders, and records the run's status (running / ok / failed / interrupted) in ``.run.json``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
+import hashlib
 import json
 import os
 import shutil
+import socket
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
+
+from fairarena.errors import InputError
+
+LOCK_NAME = ".lock"
+MANIFEST_NAME = ".run.json"
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = _mkstemp(path, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -36,7 +53,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> Path:
 
 
 def atomic_write_json(path: str | os.PathLike[str], obj: Any) -> Path:
-    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=_json_default) + "\n")
+    return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, default=json_default) + "\n")
 
 
 @contextlib.contextmanager
@@ -46,8 +63,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     For writers that want a filename (pandas.to_parquet, matplotlib.savefig).
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=path.suffix, dir=path.parent)
+    fd, tmp = _mkstemp(path, prefix=f".{path.stem}.", suffix=".tmp" + path.suffix)
     os.close(fd)
     try:
         yield Path(tmp)
@@ -66,8 +82,11 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
     their old versions atomically one by one. On failure nothing in ``path`` changes.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    except OSError as exc:  # name the destination, not an internal temporary name
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     try:
         yield tmp
         path.mkdir(parents=True, exist_ok=True)
@@ -80,7 +99,17 @@ def atomic_dir(path: str | os.PathLike[str]) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _json_default(obj: Any) -> Any:
+def _mkstemp(path: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """``tempfile.mkstemp`` beside ``path``; a failure names ``path`` (what the user asked for)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
+def json_default(obj: Any) -> Any:
+    """``json.dumps(default=...)`` for numpy scalars and arrays and paths (used by every JSON writer)."""
     import numpy as np
 
     if isinstance(obj, np.integer):
@@ -92,3 +121,209 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, Path):
         return str(obj)
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+# -- one run per output folder ------------------------------------------------------------------
+
+def _is_temp_name(name: str) -> bool:
+    """Names made by the atomic writers above: ``.X.abc123.tmp`` or ``.X.abc123.tmp.png``."""
+    if not name.startswith(".") or name in (LOCK_NAME, MANIFEST_NAME):
+        return False
+    return name.endswith(".tmp") or ".tmp." in name
+
+
+def remove_stale_temporaries(out: str | os.PathLike[str]) -> list[Path]:
+    """Remove temporary files and folders a killed run left inside ``out`` and beside it
+    (``.OUTNAME.XXXX.tmp``). Only call this while holding ``out``'s lock: then no live writer owns them."""
+    out = Path(out)
+    removed: list[Path] = []
+    candidates: list[Path] = []
+    if out.parent.is_dir():
+        candidates += [p for p in out.parent.glob(f".{out.name}.*") if _is_temp_name(p.name)]
+    if out.is_dir():
+        candidates += [p for p in out.iterdir() if _is_temp_name(p.name)]
+    for p in candidates:
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+            removed.append(p)
+        except OSError:
+            continue
+    return removed
+
+
+def check_out_file(path: str | os.PathLike[str], field: str = "out") -> Path:
+    """Validate an output FILE path before any work: not a folder, and its folder can be written."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(field, str(path), "is a folder; expected a file name")
+    parent = path.parent
+    probe = parent
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if probe.exists() and not probe.is_dir():
+        raise InputError(field, str(path), f"{probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(field, str(path), f"cannot write in {probe} (permission denied)")
+    return path
+
+
+def check_out_dir(path: str | os.PathLike[str], field: str = "out") -> Path:
+    """Validate an output FOLDER path before any work: not a file, creatable and writable."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError(field, str(path), "exists and is a file; expected a folder")
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise InputError(field, str(path), f"{probe} is a file, not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise InputError(field, str(path), f"cannot write in {probe} (permission denied)")
+    return path
+
+
+def config_digest(config: Any) -> str:
+    """A short stable digest of a run's configuration (decides whether a partial run can be resumed)."""
+    text = json.dumps(config, sort_keys=True, default=json_default)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class OutputBusyError(InputError):
+    """Another live process holds the output folder's lock (exit 2, naming the holder)."""
+
+
+@dataclass
+class OutputFolder:
+    """What :func:`output_folder` yields: the folder, the previous run's manifest, and whether to resume."""
+
+    path: Path
+    command: str
+    previous: dict[str, Any] | None = None
+    resuming: bool = False
+    removed: list[Path] = field(default_factory=list)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    def note(self, **fields: Any) -> None:
+        """Add fields to the run manifest (``.run.json``), written at once."""
+        self.manifest.update(fields)
+        _write_manifest(self.path, self.manifest)
+
+
+def _holder(lock_path: Path) -> str:
+    try:
+        info = json.loads(lock_path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        info = {}
+    if not info:
+        return "another process"
+    return (f"pid {info.get('pid')} on {info.get('host')} ({info.get('command')}, "
+            f"since {info.get('started')})")
+
+
+def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
+    atomic_write_json(out / MANIFEST_NAME, manifest)
+
+
+def _read_manifest(out: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _user_entries(out: Path) -> list[Path]:
+    if not out.is_dir():
+        return []
+    return [p for p in out.iterdir() if p.name not in (LOCK_NAME, MANIFEST_NAME) and not _is_temp_name(p.name)]
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+@contextlib.contextmanager
+def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = False, resume: bool = False,
+                  config: Any = None, field: str = "out") -> Iterator[OutputFolder]:
+    """Run one command's writes into ``out`` under the one-run-per-folder rules.
+
+    - ``out`` naming a file, or a place that cannot be written: :class:`InputError` naming ``field``.
+    - Another live run holds ``out``: :class:`OutputBusyError` naming its pid, host, command, start.
+    - ``out`` holds files: if ``resume`` and the previous run in it is the same command with the same
+      ``config`` and did not finish, ``resuming`` is True (the command continues from what is there).
+      Else without ``force``: refused (InputError). With ``force``: a folder written by an earlier run
+      (it has ``.run.json``) is emptied first; files in a folder no run of ours wrote are kept.
+    - Stale temporaries of killed runs (inside ``out`` and beside it) are removed.
+    - ``.run.json`` records command, config digest, pid, host, start and the final status:
+      ``ok`` on success, ``interrupted`` on Ctrl-C/SIGTERM (KeyboardInterrupt/SystemExit), else ``failed``
+      with the reason.
+
+    The lock is ``fcntl.flock`` on ``out/.lock``: released by the kernel when the process dies, so a
+    killed run never leaves the folder locked. (It is advisory and local: NFS may not honour it.)
+    """
+    import fcntl
+
+    path = check_out_dir(out, field)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        lock_path = path / LOCK_NAME
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise InputError(field, str(path), f"cannot write there ({exc.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputBusyError(field, str(path), f"in use by {_holder(lock_path)}; wait for it to "
+                                  "finish or choose another folder") from None
+        digest = config_digest(config) if config is not None else None
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "started": _now()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode("utf-8"), 0)
+
+        removed = remove_stale_temporaries(path)
+        previous = _read_manifest(path)
+        if previous is not None and previous.get("status") == "running":  # we hold the lock: its run died
+            previous["status"] = "killed"
+        entries = _user_entries(path)
+        resuming = False
+        if entries:
+            compatible = (previous is not None and previous.get("command") == command
+                          and previous.get("config_digest") == digest and previous.get("status") != "ok")
+            if resume and compatible and not force:
+                resuming = True
+            elif not force:
+                if previous is not None:
+                    what = (f"the {previous.get('status', 'unknown')} run of '{previous.get('command')}' "
+                            f"started {previous.get('started')}")
+                else:
+                    what = f"{len(entries)} file(s) no fairarena run wrote"
+                hint = "pass --force to replace it" if previous is not None else "pass --force to write into it anyway"
+                raise InputError(field, str(path), f"is not empty: it holds {what}; {hint}, or choose another folder")
+            elif previous is not None:
+                for p in entries:
+                    if p.is_dir() and not p.is_symlink():
+                        shutil.rmtree(p)
+                    else:
+                        p.unlink()
+        manifest = {**holder, "config_digest": digest, "status": "running", "resumed": resuming}
+        folder = OutputFolder(path, command, previous, resuming, removed, manifest)
+        _write_manifest(path, manifest)
+        try:
+            yield folder
+        except (KeyboardInterrupt, SystemExit) as exc:
+            if isinstance(exc, SystemExit) and exc.code in (0, None):
+                folder.note(status="ok", finished=_now())
+            else:
+                folder.note(status="interrupted", finished=_now(), reason=type(exc).__name__)
+            raise
+        except BaseException as exc:
+            folder.note(status="failed", finished=_now(), reason=f"{type(exc).__name__}: {exc}"[:500])
+            raise
+        else:
+            folder.note(status="ok", finished=_now())
+    finally:
+        os.close(fd)  # releases the lock
