@@ -1,4 +1,11 @@
-"""Shared CLI plumbing: consoles, JSON output, and the error contract (clear message, exit 2)."""
+"""Shared CLI plumbing: consoles, JSON output, and the error contract (clear message, exit 2).
+
+Every unexpected-input failure of every command ends as one line on stderr and exit code 2:
+fairarena's typed errors, and the OS/decoding errors a hostile file or path can cause (missing or
+unreadable file, a folder where a file was expected, non-UTF-8 bytes, nesting too deep for the
+decoder, a size that cannot fit in memory, an output path that is a file or cannot be written).
+Only genuine bugs keep their traceback.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +17,8 @@ from typing import Any, Callable, TypeVar
 import typer
 from rich.console import Console
 
-from fairarena.errors import FairArenaError
-from fairarena.fsutil import _json_default
+from fairarena.errors import FairArenaError, InputError
+from fairarena.fsutil import json_default
 
 console = Console()
 err_console = Console(stderr=True)
@@ -21,7 +28,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def emit_json(obj: Any) -> None:
     """Print one JSON document on stdout (machines read this; nothing else goes to stdout)."""
-    sys.stdout.write(json.dumps(obj, default=_json_default) + "\n")
+    sys.stdout.write(json.dumps(obj, default=json_default) + "\n")
     sys.stdout.flush()
 
 
@@ -30,19 +37,44 @@ def fail(message: str, code: int = 2) -> "typer.Exit":
     return typer.Exit(code)
 
 
+def error_message(exc: BaseException) -> str | None:
+    """The one-line message for an input/environment failure, or None for a genuine bug."""
+    if isinstance(exc, FairArenaError):
+        return str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"input is not UTF-8 text (byte {exc.start}); save it as UTF-8"
+    if isinstance(exc, RecursionError):
+        return "input nested too deeply to read"
+    if isinstance(exc, MemoryError):
+        return "not enough memory for this size; choose a smaller problem (fewer rounds, seeds or settings)"
+    if isinstance(exc, OSError) and (exc.filename is not None or exc.strerror):
+        where = f": {exc.filename}" if exc.filename is not None else ""
+        return f"{exc.strerror or type(exc).__name__}{where}"
+    return None
+
+
 def cli_errors(func: F) -> F:
-    """Turn fairarena's typed errors (and bad files) into a one-line message and exit code 2."""
+    """Turn fairarena's typed errors (and bad files, unwritable outputs, undecodable or too-deep input,
+    sizes that cannot fit in memory) into a one-line message and exit code 2."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except FairArenaError as exc:
-            raise fail(str(exc)) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as exc:
-            raise fail(f"{exc.strerror}: {exc.filename}") from None
+        except (FairArenaError, UnicodeDecodeError, RecursionError, MemoryError, OSError) as exc:
+            message = error_message(exc)
+            if message is None:
+                raise
+            raise fail(message) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def check_seed(seed: int | None, field: str = "seed") -> int | None:
+    """Seeds are non-negative integers in every command (numpy's generators reject negatives)."""
+    if seed is not None and seed < 0:
+        raise InputError(field, seed, "expected a non-negative integer")
+    return seed
 
 
 def standalone_app(register: Callable[[typer.Typer], None]) -> typer.Typer:

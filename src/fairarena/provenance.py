@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import platform
 import subprocess
 import sys
@@ -18,7 +19,14 @@ _PACKAGES = (
 
 
 def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
-    """Installed versions of the packages that can change a result (missing ones are omitted)."""
+    """Installed versions of the packages that can change a result (missing ones are omitted).
+
+    Looked up once per process (a study writing hundreds of records pays it once)."""
+    return dict(_package_versions(tuple(extra)))
+
+
+@functools.lru_cache(maxsize=8)
+def _package_versions(extra: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {"python": sys.version.split()[0]}
     for name in _PACKAGES + tuple(extra):
         try:
@@ -29,8 +37,14 @@ def package_versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
 
 
 def git_revision(start: Path | None = None) -> str | None:
-    """The git commit of the source tree (with '+dirty' when it has local changes), else None."""
-    here = Path(start or __file__).resolve().parent
+    """The git commit of the source tree (with '+dirty' when it has local changes), else None.
+
+    Looked up once per process and folder (it runs git twice)."""
+    return _git_revision(Path(start or __file__).resolve().parent)
+
+
+@functools.lru_cache(maxsize=8)
+def _git_revision(here: Path) -> str | None:
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=here, capture_output=True,
                              text=True, timeout=5, check=True).stdout.strip()
@@ -42,7 +56,9 @@ def git_revision(start: Path | None = None) -> str | None:
 
 
 def run_record(config: dict[str, Any] | None = None, seed: int | None = None, **extra: Any) -> dict[str, Any]:
-    """A JSON-serialisable record of how a run was made."""
+    """A JSON-serialisable record of how a run was made: config, seed, versions, revision, platform,
+    creation time (UTC) and any ``extra`` fields. The one provenance record of the package: every
+    command and library writer calls this (versions and revision are cached per process)."""
     return {
         "config": config or {},
         "seed": seed,

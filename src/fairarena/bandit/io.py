@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import json
 from pathlib import Path
 from typing import Any
 
@@ -11,33 +9,12 @@ import numpy as np
 
 from fairarena.bandit.problem import validate_policy, validate_rewards
 from fairarena.errors import InputError
+from fairarena.inputs import load_numbers_file, require_numbers
 
 
 def _read_payload(path: str | Path, field: str) -> Any:
-    path = Path(path)
-    if not path.exists():
-        raise InputError(field, str(path), "file not found")
-    if path.is_dir():
-        raise InputError(field, str(path), "is a directory, expected a JSON or CSV file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(field, str(path), f"cannot read: {exc}") from None
-    if path.suffix.lower() == ".csv" or (text.strip()[:1] not in ("{", "[")):
-        rows = []
-        for lineno, row in enumerate(csv.reader(text.splitlines()), start=1):
-            cells = [c.strip() for c in row if c.strip() != ""]
-            if not cells or cells[0].startswith("#"):
-                continue
-            try:
-                rows.append([float(c) for c in cells])
-            except ValueError:
-                raise InputError(f"{field} (line {lineno})", row, "expected numbers separated by commas") from None
-        return rows
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(field, str(path), f"invalid JSON: {exc.msg} at line {exc.lineno}") from None
+    """JSON or CSV numbers via the one input reader (:mod:`fairarena.inputs`)."""
+    return load_numbers_file(path, field)
 
 
 def load_rewards(path: str | Path) -> np.ndarray:
@@ -47,7 +24,7 @@ def load_rewards(path: str | Path) -> np.ndarray:
         if "rewards" not in data:
             raise InputError("rewards", sorted(data), "JSON object needs a 'rewards' key")
         data = data["rewards"]
-    return validate_rewards(data)
+    return validate_rewards(require_numbers(data, "rewards"))
 
 
 def load_policy(path: str | Path, k: int) -> np.ndarray:
@@ -64,4 +41,4 @@ def load_policy(path: str | Path, k: int) -> np.ndarray:
             data = [r[0] for r in data]
         else:
             raise InputError("policy", data, "expected one row (or one column) of K numbers")
-    return validate_policy(data, k)
+    return validate_policy(require_numbers(data, "policy"), k)
