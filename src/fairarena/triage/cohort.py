@@ -300,18 +300,17 @@ def parse_cohort(data: Any) -> Cohort:
         raise validation_error(exc) from None
 
 
-def read_json(path: str | os.PathLike[str]) -> Any:
-    """Read a JSON file; a parse failure is an InputError naming the file, line and column."""
-    text = Path(path).read_text(encoding="utf-8")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(str(path), f"line {exc.lineno} column {exc.colno}", f"valid JSON ({exc.msg})") from None
+def read_json(path: str | os.PathLike[str], field: str = "file") -> Any:
+    """Read a JSON file through :func:`fairarena.inputs.load_json` (BOM, binary, non-UTF-8, depth and
+    parse failures are InputErrors naming ``field``, the file, line and column)."""
+    from fairarena.inputs import load_json
+
+    return load_json(path, field)
 
 
 def load_cohort(path: str | os.PathLike[str]) -> Cohort:
     """Read and validate a cohort file."""
-    return parse_cohort(read_json(path))
+    return parse_cohort(read_json(path, "cohort"))
 
 
 def save_cohort(cohort: Cohort, path: str | os.PathLike[str]) -> Path:

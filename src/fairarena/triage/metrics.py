@@ -54,7 +54,7 @@ def as_allocation(problem: ProblemLike, allocation: AllocationLike) -> np.ndarra
 
 def load_allocation(path: str | os.PathLike[str], problem: ProblemLike) -> np.ndarray:
     """Read an allocation file ``{"allocation": {PATIENT_ID: {RESOURCE: amount}}}``."""
-    data = read_json(path)
+    data = read_json(path, "allocation")
     if not isinstance(data, Mapping) or "allocation" not in data:
         raise InputError("allocation", data if not isinstance(data, Mapping) else list(data),
                          'an object {"allocation": {PATIENT_ID: {RESOURCE: amount}}}')
