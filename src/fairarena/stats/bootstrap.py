@@ -1,0 +1,82 @@
+"""Percentile bootstrap confidence intervals of a mean, one sample or many at once.
+
+The resampling scheme (one scheme, stated so a reader can reproduce it):
+
+* generator: numpy's PCG64 through ``numpy.random.default_rng(seed)`` (default seed 42);
+* a fresh generator per interval, so every interval is reproducible on its own and does not depend on
+  which other cells were computed before it;
+* the resampled indices are one draw ``rng.integers(0, n, size=(n_resamples, n))`` — the exact draw
+  :func:`scipy.stats.bootstrap` makes for one sample with ``rng=default_rng(seed)``, so
+  ``bootstrap_mean_ci`` equals ``scipy.stats.bootstrap(..., method="percentile")`` (pinned in a test);
+* the interval is the percentile interval: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles of
+  the resampled means, linear interpolation (numpy's default ``np.percentile`` method, also scipy's).
+
+Because the index matrix depends only on ``(seed, n, n_resamples)``, every sample of the same size shares
+it: :func:`bootstrap_means_ci` draws it once per distinct size and gets all resampled means of that size
+as one matrix product ``X @ counts.T / n`` (``counts[b, j]`` = times observation ``j`` is drawn in
+resample ``b``). A study's 200 cells therefore cost a handful of BLAS calls instead of 200 loops.
+
+Sharing the index matrix between the two sides of a paired comparison also makes the two intervals a
+paired (cohort-resampling) bootstrap, which is the natural scheme for cohort-paired data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from fairarena.errors import InputError
+
+DEFAULT_RESAMPLES = 2000
+DEFAULT_SEED = 42
+DEFAULT_LEVEL = 0.95
+GENERATOR = "numpy PCG64 via numpy.random.default_rng(seed), one generator per interval"
+
+
+def _check(n_resamples: int, level: float) -> None:
+    if int(n_resamples) != n_resamples or n_resamples < 1:
+        raise InputError("n_resamples", n_resamples, "a positive integer")
+    if not 0.0 < level < 1.0:
+        raise InputError("level", level, "a confidence level strictly between 0 and 1")
+
+
+def resample_counts(n: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
+    """``(n_resamples, n)`` counts: how often each observation appears in each resample."""
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+    counts = np.zeros((n_resamples, n), dtype=np.float64)
+    np.add.at(counts, (np.repeat(np.arange(n_resamples), n), idx.ravel()), 1.0)
+    return counts
+
+
+def bootstrap_mean_ci(x: Sequence[float] | np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
+                      seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``x`` (NaN, NaN for an empty sample)."""
+    lo, hi = bootstrap_means_ci([np.asarray(x, dtype=float)], n_resamples=n_resamples, seed=seed, level=level)[0]
+    return float(lo), float(hi)
+
+
+def bootstrap_means_ci(samples: Sequence[Sequence[float] | np.ndarray], *, n_resamples: int = DEFAULT_RESAMPLES,
+                       seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> np.ndarray:
+    """Percentile bootstrap intervals of the means of many samples (of any sizes), vectorised.
+
+    Returns an array of shape ``(len(samples), 2)`` (lower, upper); each row equals
+    :func:`bootstrap_mean_ci` of that sample alone (same generator and seed per interval). Empty
+    samples give NaN. Samples of equal size are grouped and resampled with one matrix product.
+    """
+    _check(n_resamples, level)
+    arrays = [np.asarray(s, dtype=float).ravel() for s in samples]
+    out = np.full((len(arrays), 2), np.nan)
+    q = [100 * (1 - level) / 2, 100 * (1 + level) / 2]
+    by_size: dict[int, list[int]] = {}
+    for i, a in enumerate(arrays):
+        if a.size:
+            by_size.setdefault(a.size, []).append(i)
+    for n, rows in by_size.items():
+        counts = resample_counts(n, n_resamples, seed)
+        X = np.stack([arrays[i] for i in rows])                    # (m, n)
+        means = (X @ counts.T) / n                                 # (m, B)
+        # a resampled mean lies in [min, max]; clip the last-bit rounding of the matrix product
+        means = np.clip(means, X.min(axis=1, keepdims=True), X.max(axis=1, keepdims=True))
+        out[rows] = np.percentile(means, q, axis=1).T
+    return out
