@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -70,3 +72,102 @@ def test_bias_weights_follow_the_documented_rule():
     old = P(age=80, gender="female", race="Black", ses="low", citizenship="undocumented")
     w = bias_weights(P(patients=[young, old]))
     assert w[0] / w[1] == pytest.approx((1 + 1 + 0.5 + 0.5 + 1 + 1) / 1.0)
+
+
+# -- every step returns a feasible allocation (issue: InfeasibleMILP on ~2% of standard cohorts) ---------
+
+from fairarena.allocation.welfare import FRAMEWORKS  # noqa: E402
+
+FRAMEWORK_NAMES = list(FRAMEWORKS)
+
+
+def _every_proposal_feasible(res):
+    assert res.status == "ok", res.error
+    assert res.turns and all(t.valid and t.metrics["feasible"] for t in res.turns)
+    assert all(res.feasible.values()), res.feasible
+
+
+@pytest.mark.parametrize("seed, fw, opp", [(1, "rawlsian", "adversarial"), (1, "prioritarian", "baseline"),
+                                           (2, "care", "baseline"), (6, "libertarian", "adversarial"),
+                                           (8, "libertarian", "baseline")])
+def test_the_reported_failing_debates_complete(seed, fw, opp):
+    from fairarena.arena import DebateConfig, build_agent, run_debate
+    c = sample_cohort(seed, "standard")
+    res = run_debate(c, build_agent("A", f"aligned:{fw}", "scripted", c), build_agent("B", opp, "scripted", c),
+                     DebateConfig(rounds=3))
+    _every_proposal_feasible(res)
+
+
+class _Infeasible:
+    status, x, fun, message = 2, None, None, "forced infeasible (test)"
+
+
+def test_a_failing_concession_step_relaxes_then_falls_back_and_says_so(cohort, monkeypatch):
+    """Force HiGHS to answer "infeasible": first only for the concession stage with the constraint on (the
+    relaxation must then succeed), then for everything (the last valid proposal must be replayed)."""
+    import fairarena.arena.negotiator as N
+    from fairarena.arena import DebateConfig, build_agent, run_debate
+
+    real = N.CompiledSteps._milp
+    calls = {"n": 0}
+
+    def first_stage_with_keep_fails(self, cost, A, lo, hi, ub):
+        calls["n"] += 1
+        if self.z and np.isfinite(lo[self.keep_row]) and lo[self.keep_row] > 0 and calls["n"] % 2:
+            return _Infeasible()
+        return real(self, cost, A, lo, hi, ub)
+
+    monkeypatch.setattr(N.CompiledSteps, "_milp", first_stage_with_keep_fails)
+    a, b = build_agent("A", "aligned:care", "scripted", cohort), build_agent("B", "baseline", "scripted", cohort)
+    res = run_debate(cohort, a, b, DebateConfig(rounds=3))
+    _every_proposal_feasible(res)
+    notes = a.negotiator.fallbacks + b.negotiator.fallbacks
+    assert notes and any("relaxed" in n or "stage" in n or "fall back" in n for n in notes)
+    noted = [t for t in res.turns if '"note"' in t.raw]
+    assert noted and all("solver note" in json.loads(t.raw)["justification"] for t in noted)
+
+    monkeypatch.setattr(N.CompiledSteps, "_milp", lambda self, *a: _Infeasible())
+    a, b = build_agent("A", "aligned:care", "scripted", cohort), build_agent("B", "baseline", "scripted", cohort)
+    res = run_debate(cohort, a, b, DebateConfig(rounds=3))
+    _every_proposal_feasible(res)
+    # the opening (care's optimum, solved by the triage core) is A's last valid proposal in every later step
+    first = res.turns[0].proposal["allocation"]
+    assert all(t.proposal["allocation"] == first for t in res.turns if t.agent == "A" and t.phase != "draft")
+    assert any("fall back to my last valid proposal" in n for n in a.negotiator.fallbacks)
+
+
+def test_a_failing_tie_break_stage_keeps_the_first_stage_optimum(cohort, monkeypatch):
+    import fairarena.arena.negotiator as N
+    p = cohort.to_problem()
+    me = Negotiator(p, parse_agent("aligned:rawlsian"), cohort=cohort)
+    partner = proportional_allocation(p)
+    exact = me.propose(0.9, partner)
+    real = N.CompiledSteps._milp
+
+    def second_stage_fails(self, cost, A, lo, hi, ub):
+        return _Infeasible() if A.shape[0] > self.n_struct else real(self, cost, A, lo, hi, ub)
+
+    monkeypatch.setattr(N.CompiledSteps, "_milp", second_stage_fails)
+    me2 = Negotiator(p, parse_agent("aligned:rawlsian"), cohort=cohort)
+    x = me2.propose(0.9, partner)
+    assert check_feasibility(p, x) == []
+    assert compute_metrics(p, x)["rmg"] == pytest.approx(compute_metrics(p, exact)["rmg"], abs=1e-7)
+    assert "stage-1 optimum" in me2.note
+
+
+@pytest.mark.slow
+def test_600_scripted_debates_on_standard_cohorts_all_feasible():
+    """The paper's design at scale: 50 standard cohorts x 6 frameworks x {baseline, adversarial}."""
+    from fairarena.arena import DebateConfig, build_agent, run_debate
+    bad = []
+    for seed in range(50):
+        c = sample_cohort(seed, "standard")
+        for fw in FRAMEWORK_NAMES:
+            for opp in ("baseline", "adversarial"):
+                res = run_debate(c, build_agent("A", f"aligned:{fw}", "scripted", c),
+                                 build_agent("B", opp, "scripted", c), DebateConfig(rounds=3))
+                ok = (res.status == "ok" and all(t.valid and t.metrics["feasible"] for t in res.turns)
+                      and all(res.feasible.values()))
+                if not ok:
+                    bad.append((seed, fw, opp, res.error))
+    assert bad == []

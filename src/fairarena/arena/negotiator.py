@@ -31,18 +31,19 @@ Justifications and critiques are generated from templates naming the metric valu
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from fairarena.allocation.optimal import AllocationMILP, _add
-from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
+from fairarena.allocation.optimal import MIP_REL_GAP, STAGE_EPS, AllocationMILP
+from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping, check_feasibility
 from fairarena.allocation.welfare import compute_metrics, need_satisfaction
 from fairarena.arena.profiles import Profile
 from fairarena.llm.base import ChatParams
 from fairarena.llm.scripted import register_script
 
 CONCESSION = 0.9
+RETRY_EPS = 1e-6   # stage-keeping tolerance of the one retry after HiGHS declares a stage infeasible
 
 
 @dataclass
@@ -80,8 +81,138 @@ def proportional_allocation(problem: AllocationProblem) -> np.ndarray:
     return x
 
 
+def _lin(*terms: tuple[float, dict[int, float]]) -> dict[int, float]:
+    """``sum scale * expr`` of sparse linear expressions ``{variable: coefficient}``."""
+    out: dict[int, float] = {}
+    for scale, e in terms:
+        for k, v in e.items():
+            out[k] = out.get(k, 0.0) + scale * v
+    return out
+
+
+class StepSolveFailed(Exception):
+    """A stage of the negotiator's MILP had no optimal solution (infeasible or a solver failure)."""
+
+    def __init__(self, stage: int, status: int, message: str, partial: np.ndarray | None) -> None:
+        super().__init__(f"stage {stage + 1}: HiGHS status {status}: {message}")
+        self.stage, self.status, self.partial = stage, status, partial
+
+
+class CompiledSteps:
+    """The negotiator's lexicographic MILP, built once per debate and re-solved at every step.
+
+    Variables: the allocation ``x`` (as :class:`fairarena.allocation.optimal.AllocationMILP`), then,
+    when ``concession`` is on, one ``z_i`` per patient with ``z_i <= CNSS_i(x)`` and ``0 <= z_i <=
+    CNSS_i(y)`` (upper bounds set per step from the partner's proposal ``y``) and the row
+    ``sum_i z_i >= lambda * sum_i CNSS_i(y)`` (lower bound set per step), then the profile's stage
+    auxiliaries. The sparse matrix, cost vectors and bounds are assembled once; a step only rewrites
+    bounds. Stage ``j`` sees the structural rows plus the ``j`` earlier stages' "keep the optimum"
+    rows, i.e. exactly the MILP sequence the former per-step construction solved.
+    """
+
+    def __init__(self, problem: AllocationProblem,
+                 stages: Callable[[AllocationMILP], list[tuple[dict[int, float], str]]], *,
+                 concession: bool) -> None:
+        from scipy.sparse import coo_array
+
+        m = AllocationMILP(problem)
+        self.milp = m
+        self.z: list[int] = []
+        self.keep_row = -1
+        if concession:
+            self.z = [m.add_var(0.0, 0.0) for _ in range(problem.n)]
+            for c, z in zip(m.cnss, self.z):
+                m.add_row(_lin((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
+            self.keep_row = len(m.rows)
+            m.add_row({z: 1.0 for z in self.z})
+        stage_list = stages(m)
+        self.n_struct = len(m.rows)
+        for expr, _ in stage_list[:-1]:   # the fix rows, switched on stage by stage
+            m.add_row(expr)
+        nv = len(m.lb)
+        ri, ci, vals = [], [], []
+        for j, (expr, _, _) in enumerate(m.rows):
+            for k, v in expr.items():
+                ri.append(j)
+                ci.append(k)
+                vals.append(v)
+        self.A = coo_array((vals, (ri, ci)), shape=(len(m.rows), nv)).tocsr()
+        self.row_lo = np.array([a for _, a, _ in m.rows], dtype=float)
+        self.row_hi = np.array([b for _, _, b in m.rows], dtype=float)
+        self.A_stage = [self.A[: self.n_struct + j] for j in range(len(stage_list))]
+        self.lb = np.asarray(m.lb, dtype=float)
+        self.ub = np.asarray(m.ub, dtype=float)
+        self.integrality = np.asarray(m.integer)
+        self.costs: list[np.ndarray] = []
+        self.senses = [sense for _, sense in stage_list]
+        for expr, sense in stage_list:
+            c = np.zeros(nv)
+            for k, v in expr.items():
+                c[k] = v
+            self.costs.append(-c if sense == "max" else c)
+        self.keep_cost = np.zeros(nv)
+        self.keep_cost[self.z] = -1.0
+
+    def _milp(self, cost: np.ndarray, A: Any, lo: np.ndarray, hi: np.ndarray, ub: np.ndarray) -> Any:
+        from scipy.optimize import Bounds, LinearConstraint, milp
+        return milp(cost, constraints=[LinearConstraint(A, lo, hi)], integrality=self.integrality,
+                    bounds=Bounds(self.lb, ub), options={"mip_rel_gap": MIP_REL_GAP})
+
+    def _bounds(self, target: np.ndarray | None, keep: float | None) -> tuple[np.ndarray, np.ndarray]:
+        ub = self.ub.copy()
+        lo = self.row_lo.copy()
+        if self.z and target is not None:
+            ub[self.z] = target
+            lo[self.keep_row] = -np.inf if keep is None else keep
+        return ub, lo
+
+    def _fix(self, lo: np.ndarray, hi: np.ndarray, row: int, stage: int, value: float, rel: float) -> None:
+        eps = rel * max(1.0, abs(value))
+        if self.senses[stage] == "max":
+            lo[row] = value - eps
+        else:
+            hi[row] = value + eps
+
+    def max_keep(self, target: np.ndarray) -> float:
+        """The largest ``sum_i min(CNSS_i(x), target_i)`` any feasible allocation reaches."""
+        ub, lo = self._bounds(target, None)
+        res = self._milp(self.keep_cost, self.A_stage[0], lo[: self.n_struct], self.row_hi[: self.n_struct], ub)
+        if res.status != 0 or res.x is None:
+            raise StepSolveFailed(0, res.status, res.message, None)
+        return float(-res.fun)
+
+    def solve(self, target: np.ndarray | None = None, keep: float | None = None) -> np.ndarray:
+        """Solve the stages in order (each optimum kept, up to ``STAGE_EPS``); the allocation."""
+        ub, lo = self._bounds(target, keep)
+        hi = self.row_hi.copy()
+        sol = None
+        value = 0.0
+        for j, cost in enumerate(self.costs):
+            rows = self.n_struct + j
+            res = self._milp(cost, self.A_stage[j], lo[:rows], hi[:rows], ub)
+            if res.status == 2 and j > 0:
+                # HiGHS may call "keep the previous optimum within STAGE_EPS" infeasible by its own
+                # feasibility tolerance: keep it within RETRY_EPS instead (still an optimum to 1e-6)
+                self._fix(lo, hi, rows - 1, j - 1, value, RETRY_EPS)
+                res = self._milp(cost, self.A_stage[j], lo[:rows], hi[:rows], ub)
+            if res.status != 0 or res.x is None:
+                raise StepSolveFailed(j, res.status, res.message, None if sol is None else self.milp.allocation(sol))
+            sol = res.x
+            if j < len(self.costs) - 1:
+                value = float(-res.fun if self.senses[j] == "max" else res.fun)
+                self._fix(lo, hi, rows, j, value, STAGE_EPS)
+        assert sol is not None
+        return self.milp.allocation(sol)
+
+
 class Negotiator:
-    """A ``scripted`` model script bound to one debate's problem and one profile."""
+    """A ``scripted`` model script bound to one debate's problem and one profile.
+
+    Every step returns a feasible allocation. If the concession MILP has no optimal solution (HiGHS
+    can declare the stage-fixing rows infeasible by tolerance on some cohorts), the step relaxes the
+    concession to what is reachable, then falls back to the negotiator's last valid proposal (then its
+    opening, then the empty allocation); :attr:`note` says which, and the reply carries it.
+    """
 
     def __init__(self, problem: AllocationProblem, profile: Profile, *, cohort: Any = None,
                  concession: float = CONCESSION) -> None:
@@ -94,6 +225,10 @@ class Negotiator:
             from fairarena.arena.research_adversarial import bias_weights
             self._bias = bias_weights(cohort) if cohort is not None else np.full(problem.n, 1.0 / problem.n)
         self._ideal: np.ndarray | None = None
+        self._steps: CompiledSteps | None = None
+        self.last_valid: np.ndarray | None = None
+        self.note: str | None = None
+        self.fallbacks: list[str] = []
 
     # -- welfare ---------------------------------------------------------------------------------
     @property
@@ -109,7 +244,7 @@ class Negotiator:
             elif self.profile.kind == "baseline":
                 self._ideal = proportional_allocation(p)
             else:
-                self._ideal = self._solve(None, 0.0)
+                self._ideal = CompiledSteps(p, self._stages, concession=False).solve()
         return self._ideal
 
     def _stages(self, m: AllocationMILP) -> list[tuple[dict[int, float], str]]:
@@ -131,11 +266,11 @@ class Negotiator:
             for i in range(p.n):
                 for j in range(i + 1, p.n):
                     d = m.add_var(0.0, np.inf)
-                    diff = _add((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
-                    m.add_row(_add((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
-                    m.add_row(_add((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
+                    diff = _lin((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
+                    m.add_row(_lin((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
+                    m.add_row(_lin((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
                     gaps.append((1.0, {d: 1.0}))
-            return [(_add(*gaps), "min"), (m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max"), esg]
+            return [(_lin(*gaps), "min"), (m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max"), esg]
         # libertarian and baseline: keep as much of the opening as possible
         return [(self._preserve(m, need_satisfaction(p, self.ideal())), "max"), esg]
 
@@ -144,23 +279,70 @@ class Negotiator:
         zs = []
         for i, c in enumerate(m.cnss):
             z = m.add_var(0.0, float(target[i]))
-            m.add_row(_add((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
+            m.add_row(_lin((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
             zs.append((1.0, {z: 1.0}))
-        return _add(*zs)
+        return _lin(*zs)
+
+    @property
+    def steps(self) -> CompiledSteps:
+        if self._steps is None:
+            self._steps = CompiledSteps(self.problem, self._stages, concession=True)
+        return self._steps
+
+    def _feasible(self, x: np.ndarray | None) -> bool:
+        return x is not None and not check_feasibility(self.problem, x)
+
+    def _fallback(self, why: str) -> np.ndarray:
+        for what, x in (("my last valid proposal", self.last_valid), ("my opening proposal", self._ideal),
+                        ("the empty allocation", self.problem.zeros())):
+            if self._feasible(x):
+                assert x is not None
+                self._say(f"{why}; I fall back to {what}")
+                return x
+        raise AssertionError("unreachable: the empty allocation is feasible")  # pragma: no cover
+
+    def _say(self, note: str) -> None:
+        self.note = note if self.note is None else self.note + "; " + note
+        self.fallbacks.append(note)
 
     def _solve(self, partner: np.ndarray | None, lam: float) -> np.ndarray:
-        m = AllocationMILP(self.problem)
-        if partner is not None and lam > 0:
-            target = need_satisfaction(self.problem, partner)
-            total = float(target.sum())
-            if total > 0:
-                m.add_row(self._preserve(m, target), lo=lam * total * (1 - 1e-9))
-        return m.lexicographic(self._stages(m))
+        steps = self.steps
+        if partner is None or lam <= 0:
+            return steps.solve()
+        target = need_satisfaction(self.problem, partner)
+        total = float(target.sum())
+        keep = lam * total * (1 - 1e-9) if total > 0 else None
+        try:
+            return steps.solve(target, keep)
+        except StepSolveFailed as exc:
+            if exc.stage > 0 and self._feasible(exc.partial):
+                # a tie-break stage failed: the earlier stages' optimum is a valid answer
+                self._say(f"solver could not refine stage {exc.stage + 1} ({exc}); I keep the stage-{exc.stage} optimum")
+                assert exc.partial is not None
+                return exc.partial
+            first = exc
+        try:
+            reach = steps.max_keep(target)
+            relaxed = min(keep or 0.0, reach * (1 - 1e-6))
+            x = steps.solve(target, relaxed)
+            self._say(f"the concession constraint ({lam:.0%} of your proposal's need satisfaction) had no optimal "
+                      f"solution ({first}); relaxed to {relaxed / total:.4%}")
+            return x
+        except StepSolveFailed as exc:
+            if exc.stage > 0 and self._feasible(exc.partial):
+                assert exc.partial is not None
+                self._say(f"concession relaxed and stage {exc.stage + 1} skipped after solver failures ({first}; {exc})")
+                return exc.partial
+            return self._fallback(f"no allocation met the concession constraint ({first}; {exc})")
 
     def propose(self, lam: float, partner: np.ndarray | None) -> np.ndarray:
         if partner is None or lam <= 0:
-            return self.ideal()
-        return self._solve(partner, lam)
+            x = self.ideal()
+        else:
+            x = self._solve(partner, lam)
+        if not self._feasible(x):
+            x = self._fallback("the solver's allocation violated " + "; ".join(check_feasibility(self.problem, x)[:3]))
+        return x
 
     def lam(self) -> float:
         s = self.state
@@ -171,6 +353,7 @@ class Negotiator:
     # -- the script ------------------------------------------------------------------------------
     def __call__(self, messages: list[dict[str, str]], params: ChatParams) -> dict[str, Any]:
         s = self.state
+        self.note = None
         lam = self.lam()
         accept = None
         if s.phase == "decide" and s.draft is not None:
@@ -183,8 +366,12 @@ class Negotiator:
             x = s.own_final
         else:
             x = self.propose(lam, s.partner_last)
+        if s.phase != "decide" or not accept:
+            self.last_valid = x
         reply: dict[str, Any] = {"allocation": allocation_to_mapping(self.problem, x),
                                  "justification": self.justify(x, lam), "critique": self.critique()}
+        if self.note:
+            reply["note"] = self.note
         if s.phase == "decide":
             reply = {"accept": bool(accept), **reply}
         return reply
@@ -200,6 +387,8 @@ class Negotiator:
             how = "I propose my ideal allocation"
         else:
             how = f"I keep at least {lam:.0%} of the need satisfaction your last proposal gives the patients"
+        if self.note:
+            how += f" (solver note: {self.note})"
         worst = int(np.argmin(mt["cnss"]))
         return (f"{head[self.profile.kind]} ({s.phase} {s.round}/{s.rounds}), {how}. Metrics: {vals}. "
                 f"Lowest need satisfaction: {self.problem.ids[worst]} at {mt['cnss'][worst]:.2f}.")

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, Any, Iterator
 
 from fairarena.errors import InputError
-from fairarena.fsutil import _json_default
+from fairarena.fsutil import json_default
 
 SCHEMA_VERSION = 1
 
@@ -66,7 +66,7 @@ class TranscriptWriter:
         if self._fh is None:
             return
         obj = asdict(event) if hasattr(event, "__dataclass_fields__") else dict(event)
-        self._fh.write(json.dumps(obj, default=_json_default, ensure_ascii=False) + "\n")
+        self._fh.write(json.dumps(obj, default=json_default, ensure_ascii=False) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
