@@ -335,3 +335,11 @@ def test_bad_options_name_the_field(kwargs, field):
 def test_mismatched_lengths_are_an_input_error():
     with pytest.raises(InputError):
         paired_comparison([1.0, 2.0], [1.0])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ttest_equals_scipy_ttest_rel(seed):
+    a, b = normal_pair(seed, n=17)
+    r = paired_comparison(a, b, test="ttest")
+    ref = sps.ttest_rel(a, b)
+    assert r.statistic == pytest.approx(ref.statistic, rel=1e-9) and r.p == pytest.approx(ref.pvalue, rel=1e-9)

@@ -79,8 +79,8 @@ def _ttest(d: np.ndarray, zero_method: str) -> tuple[float, float]:
     m, s = float(d.mean()), float(d.std(ddof=1))
     if s == 0.0:
         return (0.0, 1.0) if m == 0.0 else (math.copysign(math.inf, m), 0.0)
-    r = sps.ttest_1samp(d, 0.0)
-    return float(r.statistic), float(r.pvalue)
+    t = m / (s / math.sqrt(n))      # scipy.stats.ttest_1samp(d, 0), without its per-call overhead (tested equal)
+    return t, float(2.0 * sps.t.sf(abs(t), n - 1))
 
 
 @TESTS.register("wilcoxon", title="Wilcoxon signed-rank test",
