@@ -1,0 +1,432 @@
+"""The triage-debate study: a design file (TOML, validated once), presets, and its expansion into tasks.
+
+A study is the full factorial of its design: cohorts x capacity variants x debate seeds x Agent A's
+profiles x opponents (plus an optional ``baseline``-vs-``baseline`` control per cohort) x closing
+rules. Every debate is one :class:`DebateTask`, keyed by a hash of everything that determines it: the
+cohort itself (its full JSON, not only its seed, so a changed sampler changes the key), both profiles,
+both model specs (canonical form), the whole :class:`fairarena.arena.DebateConfig` (rounds, closing,
+seed, temperature, repair turns, ...), the retrieval mode, the proposal format and the arena's prompt
+version. A task's key never depends on its position in the study or on what else the study contains,
+so resuming, adding cohorts or changing the number of workers never changes a finished debate's key.
+
+>>> cfg = preset("paper")
+>>> len(expand(cfg))
+600
+>>> len({t.key for t in expand(cfg)})
+600
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from fairarena.errors import InputError
+
+KEY_CHARS = 24  # hex characters of sha256 kept in a task key (96 bits)
+
+
+# ------------------------------------------------------------------------------------------------
+# Registries this module reads (never retyped here)
+# ------------------------------------------------------------------------------------------------
+
+def framework_names() -> list[str]:
+    """The six ethical frameworks, in the allocation FRAMEWORKS registry's order."""
+    from fairarena.allocation.welfare import FRAMEWORKS
+
+    return list(FRAMEWORKS)
+
+
+def capacity_variants() -> list[str]:
+    from fairarena.triage.cohort import CAPACITY_VARIANTS
+
+    return list(CAPACITY_VARIANTS)
+
+
+def closing_names() -> list[str]:
+    from fairarena.arena.closing import closing_rules
+
+    return list(closing_rules())
+
+
+def proposal_formats() -> list[str]:
+    """Proposal formats the arena registers. Until the arena has a format registry, it speaks only
+    the paper's free-form ``allocation``."""
+    try:
+        from fairarena.arena import PROPOSAL_FORMATS  # type: ignore[attr-defined]
+    except ImportError:
+        return ["allocation"]
+    return list(PROPOSAL_FORMATS)
+
+
+def rag_modes() -> tuple[str, ...]:
+    from fairarena.arena.agents import RAG_MODES
+
+    return RAG_MODES
+
+
+@functools.lru_cache(maxsize=1)
+def prompt_version() -> str:
+    """The arena's prompt version: its own ``PROMPT_VERSION`` when it declares one, else a short hash of
+    every prompt text the agents see (phase instructions, common rules, framework statements, the
+    adversarial research prompt). A changed prompt is a different debate, hence a different key."""
+    from fairarena.arena import protocol
+
+    declared = getattr(protocol, "PROMPT_VERSION", None)
+    if declared is not None:
+        return str(declared)
+    from fairarena.arena import profiles
+    from fairarena.arena.research_adversarial import ADVERSARIAL_PROMPT
+
+    blob = json.dumps({"phase": protocol.PHASE_TASK, "rules": profiles.COMMON_RULES,
+                       "frameworks": profiles.FRAMEWORK_STATEMENTS, "adversarial": ADVERSARIAL_PROMPT},
+                      sort_keys=True)
+    return "h" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+# ------------------------------------------------------------------------------------------------
+# The design
+# ------------------------------------------------------------------------------------------------
+
+class StudyConfig(BaseModel):
+    """One study design. Every list is a factor of the full factorial."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field("custom", min_length=1, description="a label for reports")
+    cohorts: int = Field(50, ge=1, description="number of sampled cohorts")
+    first_cohort_seed: int = Field(0, ge=0, description="cohort k (k = 0..cohorts-1) is sampled with seed first_cohort_seed + k")
+    capacity: list[str] = Field(["standard"], min_length=1, description="capacity variants (tight, standard, high)")
+    agent_a: list[str] = Field(default_factory=lambda: [f"aligned:{f}" for f in framework_names()], min_length=1,
+                               description="Agent A's profiles: aligned:<framework>, baseline, adversarial, adversarial-rag")
+    opponents: list[str] = Field(["baseline", "adversarial"], min_length=1,
+                                 description="Agent B's profiles (the paper's B = baseline, C = adversarial)")
+    baseline_control: bool = Field(False, description="add one baseline-vs-baseline debate per cohort, seed and closing")
+    model_a: str = Field("scripted", description="model spec of Agent A (scripted, openai:MODEL@URL, llamacpp:...)")
+    model_b: str = Field("scripted", description="model spec of the opponent")
+    rounds: int = Field(3, ge=1, le=50, description="debate rounds before the finals")
+    closing: list[str] = Field(["joint-draft"], min_length=1,
+                               description="closing rules or mechanisms; each closes the same debate once")
+    seeds: list[int] = Field([0], min_length=1, description="debate seeds (replicates; the models' sampling seeds)")
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    max_repairs: int = Field(2, ge=0, le=10, description="repair turns for an invalid proposal")
+    max_tokens: int = Field(900, ge=16, description="max completion tokens per model call")
+    rag: str = Field("auto", description="retrieval for retrieval profiles: auto | on | off")
+    proposal_format: str = Field("allocation", description="how agents state proposals (registered formats only)")
+    concurrency: dict[str, int] = Field(default_factory=dict,
+                                        description="per model server (base URL, or model spec) concurrent calls")
+    default_concurrency: int = Field(4, ge=1, description="concurrent calls to a server not listed in concurrency")
+
+    # -- field checks (each names the entry) ------------------------------------------------------
+    @field_validator("capacity")
+    @classmethod
+    def _capacity(cls, v: list[str]) -> list[str]:
+        return _members(v, capacity_variants(), "capacity variant")
+
+    @field_validator("closing")
+    @classmethod
+    def _closing(cls, v: list[str]) -> list[str]:
+        return _members(v, closing_names(), "closing rule")
+
+    @field_validator("agent_a", "opponents")
+    @classmethod
+    def _profiles(cls, v: list[str]) -> list[str]:
+        from fairarena.arena.profiles import parse_agent
+
+        out: list[str] = []
+        for j, x in enumerate(v):
+            try:
+                name = parse_agent(x).name
+            except InputError as exc:
+                raise ValueError(f"entry {j} is {x!r}: expected {exc.expected}") from None
+            if name not in out:
+                out.append(name)
+        return out
+
+    @field_validator("model_a", "model_b")
+    @classmethod
+    def _model(cls, v: str) -> str:
+        from fairarena.llm.spec import parse_model_spec
+
+        try:
+            return str(parse_model_spec(v))
+        except InputError as exc:
+            raise ValueError(exc.expected) from None
+
+    @field_validator("seeds")
+    @classmethod
+    def _seeds(cls, v: list[int]) -> list[int]:
+        for j, s in enumerate(v):
+            if s < 0:
+                raise ValueError(f"entry {j} is {s}: expected non-negative integers")
+        return list(dict.fromkeys(v))
+
+    @field_validator("rag")
+    @classmethod
+    def _rag(cls, v: str) -> str:
+        if v not in rag_modes():
+            raise ValueError(f"expected one of {', '.join(rag_modes())}")
+        return v
+
+    @field_validator("proposal_format")
+    @classmethod
+    def _format(cls, v: str) -> str:
+        if v not in proposal_formats():
+            raise ValueError(f"expected one of {', '.join(proposal_formats())} (the arena's registered formats)")
+        return v
+
+    @field_validator("concurrency")
+    @classmethod
+    def _concurrency(cls, v: dict[str, int]) -> dict[str, int]:
+        for k, n in v.items():
+            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+                raise ValueError(f"server {k!r} has limit {n!r}: expected a positive integer")
+        return dict(v)
+
+    @model_validator(mode="after")
+    def _nonempty(self) -> "StudyConfig":
+        if self.proposal_format != "allocation":
+            from fairarena.arena import DebateConfig
+
+            if "proposal_format" not in getattr(DebateConfig, "__dataclass_fields__", {}):
+                raise ValueError(f"proposal_format {self.proposal_format!r} is not supported by this arena")
+        return self
+
+    # -- derived ----------------------------------------------------------------------------------
+    @property
+    def cohort_seeds(self) -> list[int]:
+        return [self.first_cohort_seed + k for k in range(self.cohorts)]
+
+    def canonical(self) -> dict[str, Any]:
+        """The validated design as plain data (what the study hash is taken over)."""
+        return self.model_dump(mode="json")
+
+    def digest(self) -> str:
+        """Hash of the validated design: two files with the same design (whatever their comments or field
+        order) have the same digest; a store refuses a study with a different one."""
+        blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def server_limit(self, model_spec: str) -> int | None:
+        """The concurrency limit of the server behind a model spec (None: no limit, scripted models)."""
+        from fairarena.llm.spec import parse_model_spec
+
+        ms = parse_model_spec(model_spec)
+        if ms.backend == "scripted":
+            return None
+        for k in (ms.base_url, str(ms)):
+            if k and k in self.concurrency:
+                return self.concurrency[k]
+        if ms.backend == "llamacpp":
+            return 1  # one in-process llama.cpp context is not thread-safe
+        return self.default_concurrency
+
+
+def _members(v: list[str], allowed: list[str], what: str) -> list[str]:
+    for j, x in enumerate(v):
+        if x not in allowed:
+            raise ValueError(f"entry {j} is {x!r}: expected a {what}, one of {', '.join(allowed)}")
+    return list(dict.fromkeys(v))
+
+
+# ------------------------------------------------------------------------------------------------
+# Presets
+# ------------------------------------------------------------------------------------------------
+
+def _paper() -> dict[str, Any]:
+    # The paper's design (its Section 5): 50 cohorts, standard capacity, A aligned to each framework,
+    # B = baseline and C = adversarial, 3 rounds and a joint final drafted by A; scripted models.
+    return dict(name="paper", cohorts=50, first_cohort_seed=0, capacity=["standard"],
+                agent_a=[f"aligned:{f}" for f in framework_names()], opponents=["baseline", "adversarial"],
+                rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0])
+
+
+def presets() -> dict[str, dict[str, Any]]:
+    paper = _paper()
+    return {
+        "paper": paper,
+        # the demo's study: the paper's design on 5 cohorts
+        "small": dict(paper, name="small", cohorts=5),
+        # a few debates for tests
+        "tiny": dict(paper, name="tiny", cohorts=2, agent_a=paper["agent_a"][:2], rounds=1),
+    }
+
+
+def preset(name: str, /, **overrides: Any) -> StudyConfig:
+    table = presets()
+    if name not in table:
+        raise InputError("preset", name, f"one of {', '.join(table)}")
+    return from_dict({**table[name], **overrides}, "")
+
+
+def from_dict(data: dict[str, Any], where: str = "study.") -> StudyConfig:
+    try:
+        return StudyConfig(**data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        field = f"{where}{loc}" if loc else (where.rstrip(".") or "study")
+        value = err.get("input")
+        if isinstance(value, dict) and loc == "":
+            value = "(the design)"
+        raise InputError(field, value, msg) from None
+
+
+def load_study(path: str | Path) -> tuple[StudyConfig, str]:
+    """The design of a study TOML file (top-level fields, or a ``[study]`` table; ``base = "paper"`` starts
+    from a preset and overrides only the fields given), and the file's text."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("study", str(path), "an existing study TOML file")
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError("study", str(path), f"a valid UTF-8 TOML file ({exc})") from None
+    if isinstance(data.get("study"), dict):
+        data = data["study"]
+    base = data.pop("base", None)
+    if base is not None:
+        table = presets()
+        if base not in table:
+            raise InputError("study.base", base, f"one of {', '.join(table)}")
+        data = {**table[base], **data}
+    return from_dict(data, "study."), text
+
+
+def to_toml(cfg: StudyConfig) -> str:
+    """The design as a commented TOML file (every field written out)."""
+    lines = [f"# fairarena study design ({cfg.name}). Run: fairarena study run THIS_FILE --out DIR",
+             "# Every list is a factor of the full factorial; see docs/study.md.", ""]
+    for name, info in StudyConfig.model_fields.items():
+        if info.description:
+            lines.append(f"# {info.description}")
+        lines.append(f"{name} = {_toml_value(getattr(cfg, name))}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(x)}" for k, x in v.items()) + "}"
+    raise TypeError(type(v).__name__)  # pragma: no cover
+
+
+# ------------------------------------------------------------------------------------------------
+# Tasks
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DebateTask:
+    """One debate of a study. ``index`` orders the study's tasks; ``key`` identifies the debate."""
+
+    index: int
+    key: str
+    cohort: int            # cohort number k (0-based)
+    cohort_seed: int
+    capacity: str
+    agent_a: str
+    agent_b: str
+    opponent_role: str     # "B" (baseline), "C" (adversarial), or the profile name for others
+    framework: str | None  # Agent A's framework when aligned
+    model_a: str
+    model_b: str
+    rounds: int
+    closing: str
+    seed: int
+    temperature: float
+    max_repairs: int
+    max_tokens: int
+    rag: str
+    proposal_format: str
+    control: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def debate_config(self) -> Any:
+        from fairarena.arena import DebateConfig
+
+        kw: dict[str, Any] = dict(rounds=self.rounds, max_repairs=self.max_repairs, closing=self.closing,
+                                  seed=self.seed, temperature=self.temperature, max_tokens=self.max_tokens)
+        if self.proposal_format != "allocation":
+            kw["proposal_format"] = self.proposal_format
+        return DebateConfig(**kw)
+
+
+ROLE_OF = {"baseline": "B", "adversarial": "C"}
+
+
+@functools.lru_cache(maxsize=256)
+def cohort_of(seed: int, capacity: str) -> Any:
+    """The sampled cohort (cached per process: every debate of a cohort shares it)."""
+    from fairarena.triage import sample_cohort
+
+    return sample_cohort(seed, capacity)
+
+
+@functools.lru_cache(maxsize=256)
+def _cohort_digest(seed: int, capacity: str) -> str:
+    blob = json.dumps(cohort_of(seed, capacity).to_dict(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def task_key(cohort_digest: str, agent_a: str, agent_b: str, model_a: str, model_b: str, config: dict[str, Any],
+             rag: str, proposal_format: str, prompt: str) -> str:
+    """sha256 (first :data:`KEY_CHARS` hex) of the canonical JSON of everything that determines a debate."""
+    blob = json.dumps({"cohort": cohort_digest, "agents": [agent_a, agent_b], "models": [model_a, model_b],
+                       "config": config, "rag": rag, "proposal_format": proposal_format, "prompt_version": prompt},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:KEY_CHARS]
+
+
+def expand(cfg: StudyConfig) -> list[DebateTask]:
+    """Every debate of the study, in (cohort, capacity, seed, A, opponent, closing) order; the control
+    debates (when asked) follow each cohort's block."""
+    pv = prompt_version()
+    out: list[DebateTask] = []
+
+    def add(k: int, cs: int, cap: str, seed: int, a: str, b: str, closing: str, control: bool) -> None:
+        fw = a.partition(":")[2] if a.startswith("aligned:") else None
+        t = DebateTask(len(out), "", k, cs, cap, a, b, "control" if control else ROLE_OF.get(b, b), fw,
+                       cfg.model_a, cfg.model_b, cfg.rounds, closing, seed, cfg.temperature, cfg.max_repairs,
+                       cfg.max_tokens, cfg.rag, cfg.proposal_format, control)
+        conf = asdict(t.debate_config())
+        key = task_key(_cohort_digest(cs, cap), a, b, cfg.model_a, cfg.model_b, conf, cfg.rag, cfg.proposal_format, pv)
+        out.append(DebateTask(**{**t.to_dict(), "key": key}))
+
+    for k, cs in enumerate(cfg.cohort_seeds):
+        for cap in cfg.capacity:
+            for seed in cfg.seeds:
+                for a in cfg.agent_a:
+                    for b in cfg.opponents:
+                        for closing in cfg.closing:
+                            add(k, cs, cap, seed, a, b, closing, False)
+                if cfg.baseline_control:
+                    for closing in cfg.closing:
+                        add(k, cs, cap, seed, "baseline", "baseline", closing, True)
+    keys = [t.key for t in out]
+    if len(set(keys)) != len(keys):  # only when a factor repeats a debate (e.g. control and opponents both baseline)
+        seen: set[str] = set()
+        out = [t for t in out if not (t.key in seen or seen.add(t.key))]  # type: ignore[func-returns-value]
+        out = [DebateTask(**{**t.to_dict(), "index": i}) for i, t in enumerate(out)]
+    return out

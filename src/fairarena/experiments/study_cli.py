@@ -1,0 +1,121 @@
+"""``fairarena study``: write a study design, run or resume it into a folder, show its status.
+
+Thin: each command validates its input, then makes one call into :mod:`fairarena.experiments.study`
+or :mod:`fairarena.experiments.study_store`. Other areas attach their own study commands (statistics,
+tables, report) to :data:`study_app`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from fairarena.cli_common import cli_errors, console, emit_json, err_console, fail
+
+study_app = typer.Typer(name="study", help="The triage-debate study: design (TOML), run/resume, status.",
+                        no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+
+
+@study_app.command("init")
+@cli_errors
+def init_cmd(
+    out: Path = typer.Option(..., "--out", help="Where to write the study TOML file."),
+    preset: str = typer.Option("paper", "--preset", help="Design preset: paper, small or tiny."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
+) -> None:
+    """Write a study design (the paper's by default) as a commented TOML file to edit."""
+    from fairarena.errors import InputError
+    from fairarena.experiments.study import expand, to_toml
+    from fairarena.experiments.study import preset as get_preset
+    from fairarena.fsutil import atomic_write_text
+
+    cfg = get_preset(preset)
+    if out.exists() and not force:
+        raise InputError("out", str(out), "a new file (it exists; --force overwrites it)")
+    atomic_write_text(out, to_toml(cfg))
+    err_console.print(f"wrote {out}: study '{cfg.name}', {len(expand(cfg))} debates "
+                      f"(run: fairarena study run {out} --out DIR)", highlight=False)
+
+
+@study_app.command("run")
+@cli_errors
+def run_cmd(
+    study: Path = typer.Argument(..., help="The study TOML file."),
+    out: Path = typer.Option(..., "--out", help="The study folder (created; a rerun resumes it)."),
+    backend: str = typer.Option("serial", "--backend", help="serial | processes | threads | dask"),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel debates (default: cores; threads: "
+                                                                 "twice the largest server limit)."),
+    address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (default: a LocalCluster)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Also rerun the debates recorded as failed."),
+    force: bool = typer.Option(False, "--force", help="Use a folder made from a different study file."),
+    cache: Optional[Path] = typer.Option(None, "--cache", help="SQLite response cache (default: DIR/responses.sqlite "
+                                                               "when a language model is used)."),
+    offline: bool = typer.Option(False, "--offline", help="Replay model answers from the cache only."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Run at most N of the remaining debates."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON; no progress bar."),
+) -> None:
+    """Run every debate of a study not finished yet; exit 1 when some debate failed."""
+    from fairarena.experiments.study import load_study
+    from fairarena.experiments.study_store import run_study
+
+    cfg, text = load_study(study)
+    kw: dict[str, Any] = dict(backend=backend, workers=workers, address=address, retry_failed=retry_failed,
+                              force=force, cache=cache, offline=offline, limit=limit)
+    if as_json:
+        summary = run_study(cfg, text, out, **kw)
+        emit_json(summary.to_dict())
+    else:
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
+
+        with Progress(TextColumn("[bold]study[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                      TextColumn("failed {task.fields[failed]}  in flight {task.fields[inflight]}"),
+                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                      console=err_console, transient=True) as bar:
+            tid = bar.add_task(f"{cfg.name} ({backend})", total=None, failed=0, inflight=0)
+
+            def progress(done: int, failed: int, inflight: int, total: int) -> None:
+                bar.update(tid, completed=done, total=total, failed=failed, inflight=inflight)
+
+            summary = run_study(cfg, text, out, progress=progress, **kw)
+        _print_summary(summary.to_dict())
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    console.print(f"study {s['out']}: {s['ok']} ok, {s['failed']} failed, {s['pending']} pending of {s['total']} "
+                  f"(this run: {s['ran']} debates, {s['skipped']} already done; {s['seconds']:.1f} s, "
+                  f"{s['backend']} x{s['workers']})", highlight=False)
+    for f in s["failed_now"][:10]:
+        console.print(f"  [red]failed[/] {f['key']}: {f['error']}", highlight=False)
+    if len(s["failed_now"]) > 10:
+        console.print(f"  ... and {len(s['failed_now']) - 10} more (see results.jsonl)")
+    if s["failed"]:
+        console.print("rerun the failed debates with --retry-failed", highlight=False)
+
+
+@study_app.command("status")
+@cli_errors
+def status_cmd(
+    out: Path = typer.Argument(..., help="The study folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+) -> None:
+    """Counts of a study folder: total, ok, failed, pending (and records of other designs)."""
+    from fairarena.experiments.study_store import study_status
+
+    st = study_status(out).to_dict()
+    if as_json:
+        emit_json(st)
+        return
+    console.print(f"{out}: {st['total']} debates: {st['ok']} ok, {st['failed']} failed, {st['pending']} pending"
+                  + (f" ({st['stale']} records of another design)" if st["stale"] else ""), highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(study_app, name="study")
+
+
+__all__ = ["study_app", "register", "fail"]

@@ -1,0 +1,578 @@
+"""The study store: one folder per study, one file pair per finished debate, resume by key.
+
+Layout of ``DIR`` (see docs/study.md)::
+
+    study.toml                 the study file, verbatim (as given to the first run, or the last --force)
+    study.json                 the validated design, its digest, task count, prompt version, provenance
+    debates/<kk>/<key>.jsonl   the debate's transcript (kk = the key's first two hex characters)
+    debates/<kk>/<key>.json    its result record: the task, status (ok | failed), error, per-round summaries,
+                               finals, joint, metrics, usage, timing, provenance — the "finished" marker
+    results.jsonl              every result record, one per line, in task order (rebuilt from the files)
+    runs.jsonl                 one line per run: backend, workers, counts, wall time, provenance
+    .lock                      held (flock) by the one process writing this folder
+
+Only the runner's parent process writes ``DIR``. A debate's transcript is renamed into place first and
+its record second, both by an atomic ``os.replace``, so a debate is finished exactly when its record
+exists: ``kill -9`` at any moment loses at most the debates in flight, and never leaves a record without
+its transcript or a half-written file under a final name (temporary files are dot-named and removed by the
+next run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import socket
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+from fairarena.errors import InputError
+from fairarena.experiments.study import DebateTask, StudyConfig, cohort_of, expand, prompt_version
+from fairarena.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text
+
+STORE_FORMAT = 1
+BACKENDS = ("serial", "threads", "processes", "dask")
+RESULTS = "results.jsonl"
+NEGOTIATOR = "scripted:negotiator"   # the one model that needs no response cache (it is its own replay)
+
+
+# ------------------------------------------------------------------------------------------------
+# Paths and reading
+# ------------------------------------------------------------------------------------------------
+
+def record_path(root: Path, key: str) -> Path:
+    return root / "debates" / key[:2] / f"{key}.json"
+
+
+def transcript_path(root: Path, key: str) -> Path:
+    return root / "debates" / key[:2] / f"{key}.jsonl"
+
+
+def finished_keys(root: str | Path) -> set[str]:
+    """Keys with a result record on disk (a directory listing; no file is opened)."""
+    base = Path(root) / "debates"
+    out: set[str] = set()
+    if not base.is_dir():
+        return out
+    for sub in os.scandir(base):
+        if sub.is_dir():
+            for f in os.scandir(sub.path):
+                n = f.name
+                if n.endswith(".json") and not n.startswith("."):
+                    out.add(n[:-5])
+    return out
+
+
+def read_records(root: str | Path, keys: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    root = Path(root)
+    keys = sorted(finished_keys(root)) if keys is None else keys
+    out: dict[str, dict[str, Any]] = {}
+    for k in keys:
+        with open(record_path(root, k), encoding="utf-8") as fh:
+            out[k] = json.load(fh)
+    return out
+
+
+def read_study(root: str | Path) -> dict[str, Any]:
+    p = Path(root) / "study.json"
+    if not p.is_file():
+        raise InputError("dir", str(root), "a study folder (no study.json: run `fairarena study run` first)")
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def study_tasks(root: str | Path) -> tuple[StudyConfig, list[DebateTask]]:
+    """The design recorded in a study folder and its tasks (recomputed: keys are content hashes)."""
+    from fairarena.experiments.study import from_dict
+
+    meta = read_study(root)
+    cfg = from_dict(meta["design"], "study.json:design.")
+    return cfg, expand(cfg)
+
+
+def rebuild_results(root: str | Path, tasks: Sequence[DebateTask] | None = None) -> list[dict[str, Any]]:
+    """Rewrite ``results.jsonl`` from the per-debate records, in task order (records of keys that are not
+    tasks of the current design, e.g. after ``--force`` with a new design, are left out)."""
+    root = Path(root)
+    if tasks is None:
+        tasks = study_tasks(root)[1]
+    have = finished_keys(root)
+    keys = [t.key for t in tasks if t.key in have]
+    recs = read_records(root, keys)
+    rows = [recs[k] for k in keys]
+    atomic_write_text(root / RESULTS, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
+    return rows
+
+
+def load_results(root: str | Path) -> list[dict[str, Any]]:
+    """Every result record of the study in task order — from ``results.jsonl`` when it is up to date with
+    the per-debate files (one listing to check), else rebuilt from them first."""
+    root = Path(root)
+    p = root / RESULTS
+    if p.is_file():
+        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line]
+        have = finished_keys(root)
+        if {r["key"] for r in rows} == have and all(_same_status(root, r) for r in rows if r["status"] != "ok"):
+            return rows
+    return rebuild_results(root)
+
+
+def _same_status(root: Path, row: dict[str, Any]) -> bool:
+    # a failed debate that was retried since results.jsonl was written has a new record
+    with open(record_path(root, row["key"]), encoding="utf-8") as fh:
+        return json.load(fh).get("status") == row["status"]
+
+
+def results_frame(root: str | Path) -> Any:
+    """The results as a flat pandas DataFrame: one row per debate, the task's fields, status, and for
+    ``a``, ``b`` and ``joint`` the final metrics (``final_a_esg``, ...) and feasibility; per-round metrics
+    as ``round{t}_{a|b}_{metric}``."""
+    import pandas as pd
+
+    rows = []
+    for r in load_results(root):
+        row = {"key": r["key"], **r["task"], "status": r["status"], "error": r.get("error")}
+        for who in ("a", "b", "joint"):
+            row[f"feasible_{who}"] = (r.get("feasible") or {}).get(who)
+            for m, v in ((r.get("metrics") or {}).get(who) or {}).items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    row[f"final_{who}_{m}"] = v
+        for rd in r.get("rounds") or []:
+            for who in ("a", "b"):
+                s = rd.get(who)
+                if s:
+                    row[f"round{rd['round']}_{who}_feasible"] = s.get("feasible")
+                    for m, v in (s.get("metrics") or {}).items():
+                        row[f"round{rd['round']}_{who}_{m}"] = v
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------------------------------------
+# Status
+# ------------------------------------------------------------------------------------------------
+
+@dataclass
+class StudyStatus:
+    total: int
+    ok: int
+    failed: int
+    pending: int
+    stale: int                      # records of keys that are not tasks of the current design
+    failed_keys: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "ok": self.ok, "failed": self.failed, "pending": self.pending,
+                "stale": self.stale, "failed_keys": self.failed_keys}
+
+
+def _status_of(root: Path, tasks: Sequence[DebateTask]) -> tuple[StudyStatus, dict[str, str]]:
+    have = finished_keys(root)
+    want = {t.key for t in tasks}
+    status: dict[str, str] = {}
+    for k in have & want:
+        with open(record_path(root, k), encoding="utf-8") as fh:
+            status[k] = json.load(fh).get("status", "failed")
+    failed = [t.key for t in tasks if status.get(t.key) == "failed"]
+    ok = sum(1 for s in status.values() if s == "ok")
+    return StudyStatus(len(tasks), ok, len(failed), len(tasks) - len(status), len(have - want), failed), status
+
+
+def study_status(root: str | Path) -> StudyStatus:
+    root = Path(root)
+    _, tasks = study_tasks(root)
+    return _status_of(root, tasks)[0]
+
+
+# ------------------------------------------------------------------------------------------------
+# The lock (one writer per folder)
+# ------------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def folder_lock(root: Path, command: str = "study run") -> Iterator[None]:
+    """Hold the folder's exclusive lock for the whole run.
+
+    The same lock file and holder record as :func:`fairarena.fsutil.output_folder` (``DIR/.lock``,
+    ``flock``, released by the kernel when the process dies), so a study folder and any other fairarena
+    writer exclude each other; a second writer gets :class:`fairarena.fsutil.OutputBusyError` (exit 2)
+    naming the holder. The study does not use ``output_folder``'s rerun policy: a study folder is always
+    resumable, also after a run that finished (a rerun is a no-op resume, ``--retry-failed`` reruns the
+    failed debates), and ``--force`` keeps the debates whose keys still match instead of emptying it.
+    """
+    import fcntl
+
+    from fairarena.fsutil import LOCK_NAME, OutputBusyError, check_out_dir
+
+    check_out_dir(root)
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                info = json.loads(os.pread(fd, 1000, 0).decode() or "{}")
+                holder = f"pid {info.get('pid')} on {info.get('host')} ({info.get('command')}, since {info.get('started')})"
+            except ValueError:
+                holder = "another process"
+            raise OutputBusyError("out", str(root), f"in use by {holder}; wait for it to finish or choose another "
+                                                    "folder") from None
+        holder_rec = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "started": _now()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder_rec).encode(), 0)
+        manifest = {**holder_rec, "status": "running"}
+        atomic_write_json(root / ".run.json", manifest)
+        try:
+            yield
+        except BaseException as exc:
+            status = "interrupted" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "failed"
+            atomic_write_json(root / ".run.json", {**manifest, "status": status, "finished": _now(),
+                                                   "reason": f"{type(exc).__name__}: {exc}"[:500]})
+            raise
+        atomic_write_json(root / ".run.json", {**manifest, "status": "ok", "finished": _now()})
+    finally:
+        os.close(fd)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def clean_temporaries(root: Path) -> int:
+    """Remove the dot-named temporary files an interrupted run left (never a final name); call it only
+    while holding the folder's lock."""
+    from fairarena.fsutil import remove_stale_temporaries
+
+    n = len(remove_stale_temporaries(root))
+    base = root / "debates"
+    if base.is_dir():
+        for sub in os.scandir(base):
+            if sub.is_dir():
+                for e in os.scandir(sub.path):
+                    if e.name.startswith(".") and ".tmp" in e.name:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(e.path)
+                            n += 1
+    return n
+
+
+# ------------------------------------------------------------------------------------------------
+# Executing one debate (in any process)
+# ------------------------------------------------------------------------------------------------
+
+class LimitedModel:
+    """A ChatModel behind a semaphore: at most ``limit`` calls in flight to one model server."""
+
+    def __init__(self, inner: Any, limit: int) -> None:
+        self.inner = inner
+        self.limit = limit
+        self._sem = threading.BoundedSemaphore(limit)
+
+    @property
+    def backend(self) -> str:
+        return self.inner.backend
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    def find(self, kind: type) -> Any:
+        return self.inner.find(kind) if hasattr(self.inner, "find") else None
+
+    def chat(self, messages: Any, **kw: Any) -> Any:
+        with self._sem:
+            return self.inner.chat(messages, **kw)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a worker needs besides the task (never changes a debate's outcome)."""
+
+    cache: str | None = None
+    offline: bool = False
+    limits: tuple[tuple[str, int | None], ...] = ()   # (model spec, server limit)
+
+
+_MODELS: dict[tuple[str, str | None, bool], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _shared_model(spec: str, opts: RunOptions) -> Any:
+    """One wrapped model per (spec, cache, offline) in this process: threads share its connection, its
+    response cache and its concurrency limit."""
+    from fairarena.llm import build_model
+
+    k = (spec, opts.cache, opts.offline)
+    with _MODELS_LOCK:
+        if k not in _MODELS:
+            m = build_model(spec, cache=opts.cache, offline=opts.offline)
+            limit = dict(opts.limits).get(spec)
+            _MODELS[k] = LimitedModel(m, limit) if limit else m
+        return _MODELS[k]
+
+
+def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
+    """Run one debate; return its result record and its transcript's bytes. Never raises for a debate that
+    fails (model errors after the wrappers' retries, or any exception): the record says ``failed``."""
+    from fairarena.arena import build_agent, run_debate
+
+    t0 = time.perf_counter()
+    cohort = cohort_of(task.cohort_seed, task.capacity)
+    fd, tmp = tempfile.mkstemp(prefix=f".{task.key}.", suffix=".jsonl.tmp")
+    os.close(fd)
+    record: dict[str, Any] = {"key": task.key, "task": task.to_dict()}
+    try:
+        models: dict[str, Any] = {}
+        for spec in {task.model_a, task.model_b}:
+            if spec != NEGOTIATOR:
+                models[spec] = _shared_model(spec, opts)
+        common = dict(cache=opts.cache, offline=opts.offline, rag=task.rag, models=models)
+        a = build_agent("A", task.agent_a, task.model_a, cohort, **common)
+        b = build_agent("B", task.agent_b, task.model_b, cohort, **common)
+        res = run_debate(cohort, a, b, task.debate_config(), transcript=tmp,
+                         header={"command": "study", "task": task.to_dict()})
+        record.update(status=res.status, error=res.error, rounds=res.rounds, final=res.final,
+                      feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
+                      rag_notes={"a": a.rag_note, "b": b.rag_note})
+    except Exception as exc:  # a bug or a bad environment in one debate must not stop the study
+        record.update(status="failed", error=f"{type(exc).__name__}: {exc}",
+                      traceback=traceback.format_exc(limit=8), rounds=[], final={}, feasible={}, metrics={},
+                      usage={}, timing={"wall_s": round(time.perf_counter() - t0, 6)})
+    try:
+        with open(tmp, "rb") as fh:
+            data = fh.read()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    record["transcript"] = f"debates/{task.key[:2]}/{task.key}.jsonl"
+    record["transcript_sha256"] = hashlib.sha256(data).hexdigest()
+    record["worker"] = {"pid": os.getpid(), "host": socket.gethostname(), "finished": _now()}
+    return record, data
+
+
+def commit_debate(root: Path, record: dict[str, Any], transcript: bytes) -> None:
+    """Transcript first, record second: the record's presence means the debate is complete."""
+    key = record["key"]
+    atomic_write_bytes(transcript_path(root, key), transcript)
+    atomic_write_bytes(record_path(root, key), (json.dumps(record, default=_default) + "\n").encode())
+
+
+def _default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
+# ------------------------------------------------------------------------------------------------
+# Backends (one small interface; yields (task, record, transcript) as debates finish)
+# ------------------------------------------------------------------------------------------------
+
+def _indexed(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, Any], bytes]:
+    rec, data = execute_task(task, opts)
+    return task, rec, data
+
+
+def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "serial", workers: int = 1,
+            address: str | None = None) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
+    if backend == "serial" or not tasks:
+        for t in tasks:
+            yield _indexed(t, opts)
+        return
+    if backend in ("threads", "processes"):
+        import concurrent.futures as cf
+
+        if backend == "threads":
+            pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="debate")
+        else:
+            import multiprocessing as mp
+
+            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
+        try:
+            futs = [pool.submit(_indexed, t, opts) for t in tasks]
+            for f in cf.as_completed(futs):
+                yield f.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        return
+    if backend == "dask":
+        try:
+            from distributed import Client, LocalCluster, as_completed
+        except ImportError:  # pragma: no cover - optional extra
+            raise InputError("backend", "dask", "dask.distributed installed: pip install 'fairarena[dask]'") from None
+        cluster = None
+        try:
+            if address:
+                try:
+                    client = Client(address, timeout="10s")
+                except (OSError, TimeoutError) as exc:
+                    raise InputError("address", address, f"a reachable Dask scheduler ({exc})") from None
+            else:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+                client = Client(cluster)
+            with client:
+                futs = [client.submit(_indexed, t, opts, pure=False) for t in tasks]
+                for f in as_completed(futs):
+                    yield f.result()
+        finally:
+            if cluster is not None:
+                cluster.close()
+        return
+    raise InputError("backend", backend, f"one of {', '.join(BACKENDS)}")
+
+
+# ------------------------------------------------------------------------------------------------
+# The run
+# ------------------------------------------------------------------------------------------------
+
+@dataclass
+class RunSummary:
+    total: int
+    skipped: int          # finished before this run
+    ran: int
+    ok: int               # ok debates in the store after the run
+    failed: int           # failed debates in the store after the run
+    pending: int
+    failed_now: list[dict[str, str]]   # debates that failed in this run: key and error
+    seconds: float
+    backend: str
+    workers: int
+    out: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+Progress = Callable[[int, int, int, int], None]   # (done, failed, in flight, total to run)
+
+
+def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool) -> None:
+    """Check (or create) ``study.json``: a folder made from a different design is refused unless ``force``."""
+    from fairarena.provenance import run_record
+
+    meta_path = root / "study.json"
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            digest = meta.get("study_digest")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            digest = None
+        if digest == cfg.digest():
+            return
+        if not force:
+            raise InputError("out", str(root), f"a folder of this study (it holds study {digest and digest[:12]!s}, "
+                                               f"this file is {cfg.digest()[:12]}; --force adopts the new design, "
+                                               "keeping debates whose keys still match)")
+    elif root.is_dir() and any(not e.name.startswith(".") for e in os.scandir(root)):
+        if not force:
+            raise InputError("out", str(root), "an empty or new folder, or a study folder (--force to use it anyway)")
+    atomic_write_text(root / "study.toml", text)
+    atomic_write_json(meta_path, {
+        "format": STORE_FORMAT, "study_digest": cfg.digest(), "name": cfg.name, "design": cfg.canonical(),
+        "tasks": len(expand(cfg)), "prompt_version": prompt_version(),
+        "provenance": run_record(cfg.canonical(), None, command="study run"),
+    })
+
+
+def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "serial", workers: int | None = None,
+              address: str | None = None, retry_failed: bool = False, force: bool = False,
+              cache: str | Path | None = None, offline: bool = False, limit: int | None = None,
+              progress: Progress | None = None) -> RunSummary:
+    """Run (or resume) a study into ``out``. Finished debates are skipped; failed ones are rerun only with
+    ``retry_failed``. ``limit`` runs at most that many of the remaining debates (for trials)."""
+    from fairarena.provenance import run_record
+
+    t_start = time.perf_counter()
+    root = Path(out)
+    if backend not in BACKENDS:
+        raise InputError("backend", backend, f"one of {', '.join(BACKENDS)}")
+    if workers is not None and (isinstance(workers, bool) or workers < 1):
+        raise InputError("workers", workers, "a positive integer")
+    if address is not None and backend != "dask":
+        raise InputError("address", address, "only with --backend dask")
+    if root.exists() and not root.is_dir():
+        raise InputError("out", str(root), "a folder (it is a file)")
+    if limit is not None and limit < 0:
+        raise InputError("limit", limit, "a non-negative integer")
+    tasks = expand(cfg)
+    specs = sorted({cfg.model_a, cfg.model_b})
+    live = [s for s in specs if s != NEGOTIATOR]
+    cache_path = Path(cache) if cache is not None else (root / "responses.sqlite" if live else None)
+    if offline:
+        if not live:
+            raise InputError("offline", True, "a study with a model other than the scripted negotiator (it needs no cache)")
+        if cache_path is None or not cache_path.is_file():
+            raise InputError("cache", str(cache_path), "an existing response cache to replay offline")
+    if workers is None:
+        workers = 1 if backend == "serial" else _default_workers(backend, cfg, specs)
+    if backend == "serial":
+        workers = 1
+    _preflight(cfg, tasks)
+    with folder_lock(root):
+        prepare_store(root, cfg, text, force=force)
+        clean_temporaries(root)
+        before, status = _status_of(root, tasks)
+        todo = [t for t in tasks if t.key not in status or (retry_failed and status[t.key] == "failed")]
+        if limit is not None:
+            todo = todo[:limit]
+        opts = RunOptions(str(cache_path) if cache_path else None, offline,
+                          tuple((s, cfg.server_limit(s)) for s in specs))
+        failed_now: list[dict[str, str]] = []
+        done = 0
+        if progress:
+            progress(0, 0, min(workers, len(todo)), len(todo))
+        for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address):
+            commit_debate(root, rec, data)
+            done += 1
+            if rec["status"] != "ok":
+                failed_now.append({"key": task.key, "error": str(rec.get("error"))})
+            if progress:
+                progress(done, len(failed_now), min(workers, len(todo) - done), len(todo))
+        after, _ = _status_of(root, tasks)
+        rebuild_results(root, tasks)
+        summary = RunSummary(len(tasks), len(tasks) - len(todo), len(todo), after.ok, after.failed, after.pending,
+                             failed_now, round(time.perf_counter() - t_start, 3), backend, workers, str(root))
+        rec = run_record(None, None, command="study run", summary={k: v for k, v in summary.to_dict().items()
+                                                                  if k != "failed_now"},
+                         retry_failed=retry_failed, offline=offline, cache=str(cache_path) if cache_path else None,
+                         address=address, limit=limit)
+        rec.pop("config")
+        rec.pop("seed")
+        with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, default=_default) + "\n")
+    return summary
+
+
+def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if backend == "threads":
+        limits = [cfg.server_limit(s) for s in specs]
+        known = [x for x in limits if x is not None]
+        return max(known) * 2 if known else cores   # two roles can call at once
+    return cores
+
+
+def _preflight(cfg: StudyConfig, tasks: Sequence[DebateTask]) -> None:
+    """Build the first debate's agents before any work or write: a bad environment (e.g. ``rag = "on"``
+    without the extra) fails once, with the usual one-line error, instead of in every debate."""
+    if not tasks:
+        return
+    from fairarena.arena import build_agent
+
+    t = tasks[0]
+    cohort = cohort_of(t.cohort_seed, t.capacity)
+    for name, prof, spec in (("A", t.agent_a, t.model_a), ("B", t.agent_b, t.model_b)):
+        # a language model is not built here (a GGUF load, a client); the scripted stand-in checks the
+        # profile and the retrieval set-up the same way
+        build_agent(name, prof, spec if spec.startswith("scripted") else "scripted", cohort, rag=t.rag)

@@ -1,0 +1,130 @@
+"""The study design: the paper preset, validation (exit 2 naming the field, before any write), TOML
+round trip, and task keys (a hash of what determines a debate, independent of position)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from fairarena.errors import InputError
+from fairarena.experiments.study import StudyConfig, expand, from_dict, load_study, preset, presets, to_toml
+
+
+def test_paper_preset_is_the_papers_design():
+    from fairarena.allocation.welfare import FRAMEWORKS
+
+    cfg = preset("paper")
+    assert cfg.cohorts == 50 and cfg.capacity == ["standard"] and cfg.rounds == 3
+    assert cfg.closing == ["joint-draft"] and cfg.opponents == ["baseline", "adversarial"]
+    assert cfg.agent_a == [f"aligned:{f}" for f in FRAMEWORKS]          # every framework of the registry
+    assert len(FRAMEWORKS) == 6
+    assert cfg.model_a == cfg.model_b == "scripted:negotiator"
+    tasks = expand(cfg)
+    assert len(tasks) == 50 * 6 * 2 == 600
+    assert len({t.key for t in tasks}) == 600
+    assert [t.index for t in tasks] == list(range(600))
+    # every (cohort, framework, opponent) cell exactly once; opponents labelled as the paper's B and C
+    cells = Counter((t.cohort, t.framework, t.opponent_role) for t in tasks)
+    assert set(cells.values()) == {1} and {r for *_, r in cells} == {"B", "C"}
+    assert sorted({t.cohort_seed for t in tasks}) == list(range(50))
+
+
+def test_toml_round_trip_gives_the_same_design(tmp_path):
+    for name in presets():
+        cfg = preset(name)
+        p = tmp_path / f"{name}.toml"
+        p.write_text(to_toml(cfg))
+        back, text = load_study(p)
+        assert back == cfg and back.digest() == cfg.digest() and text == p.read_text()
+
+
+def test_base_preset_and_study_table(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text('[study]\nbase = "paper"\ncohorts = 3\nbaseline_control = true\nclosing = ["joint-draft", "mean-repair"]\n')
+    cfg, _ = load_study(p)
+    tasks = expand(cfg)
+    # 3 cohorts x (6 x 2 + 1 control) x 2 closings
+    assert len(tasks) == 3 * 13 * 2
+    ctrl = [t for t in tasks if t.control]
+    assert len(ctrl) == 6 and all(t.agent_a == t.agent_b == "baseline" for t in ctrl)
+
+
+@pytest.mark.parametrize("field, value, needle", [
+    ("capacity", ["roomy"], "study.capacity"),
+    ("agent_a", ["aligned:stoic"], "study.agent_a"),
+    ("opponents", ["friendly"], "study.opponents"),
+    ("model_b", "gpt:4", "study.model_b"),
+    ("closing", ["coin-flip"], "study.closing"),
+    ("rounds", 0, "study.rounds"),
+    ("proposal_format", "haiku", "study.proposal_format"),
+    ("rag", "maybe", "study.rag"),
+    ("concurrency", {"http://x": 0}, "study.concurrency"),
+    ("seeds", [-1], "study.seeds"),
+    ("colour", "blue", "study.colour"),
+])
+def test_bad_field_names_field_and_value(field, value, needle):
+    data = {**presets()["tiny"], field: value}
+    with pytest.raises(InputError) as exc:
+        from_dict(data)
+    assert exc.value.field == needle
+    assert str(value).strip("[]'{}").split(":")[0] in str(exc.value)
+
+
+def test_cli_bad_field_exit_2_one_line_nothing_written(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('base = "tiny"\nrounds = -1\n')
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "study", "run", str(p), "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    err = r.stderr.strip()
+    assert "study.rounds" in err and "-1" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_keys_depend_on_what_determines_a_debate_only():
+    small = {t.key: t for t in expand(preset("small"))}
+    paper = {t.key: t for t in expand(preset("paper"))}
+    # position-independent: the small study's debates are the paper's first five cohorts, same keys
+    assert set(small) <= set(paper)
+    assert len(small) == 60
+    base = expand(preset("tiny"))
+    for change in (dict(rounds=2), dict(seeds=[1]), dict(closing=["mean-repair"]), dict(temperature=0.5),
+                   dict(model_b="openai:m@http://127.0.0.1:9/v1"), dict(capacity=["tight"]), dict(max_repairs=1),
+                   dict(first_cohort_seed=5)):
+        other = expand(preset("tiny", **change))
+        assert not ({t.key for t in base} & {t.key for t in other}), change
+    # and not on labels or run-time settings
+    same = expand(preset("tiny", name="renamed", concurrency={"http://h/v1": 3}, default_concurrency=9))
+    assert [t.key for t in same] == [t.key for t in base]
+
+
+def test_design_digest_ignores_comments_and_order(tmp_path):
+    a = tmp_path / "a.toml"
+    b = tmp_path / "b.toml"
+    a.write_text('base = "tiny"\nrounds = 2\ncohorts = 3\n')
+    b.write_text('# a comment\ncohorts = 3\n\nrounds = 2\nbase = "tiny"\n')
+    assert load_study(a)[0].digest() == load_study(b)[0].digest()
+    assert load_study(a)[0].digest() != preset("tiny").digest()
+
+
+def test_server_limits():
+    cfg = preset("tiny", model_a="openai:m@http://h:1/v1", model_b="llamacpp:smollm2",
+                 concurrency={"http://h:1/v1": 3})
+    assert cfg.server_limit(cfg.model_a) == 3
+    assert cfg.server_limit(cfg.model_b) == 1            # in-process llama.cpp: one call at a time
+    assert cfg.server_limit("openai:z@http://other/v1") == cfg.default_concurrency
+    assert cfg.server_limit("scripted") is None
+
+
+def test_init_cli_writes_paper_and_refuses_overwrite(tmp_path):
+    out = tmp_path / "study.toml"
+    cmd = [sys.executable, "-m", "fairarena.cli", "study", "init", "--preset", "paper", "--out", str(out)]
+    assert subprocess.run(cmd, capture_output=True, timeout=120).returncode == 0
+    cfg, _ = load_study(out)
+    assert cfg == preset("paper") and isinstance(cfg, StudyConfig)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "--force" in r.stderr

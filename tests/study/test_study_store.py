@@ -1,0 +1,164 @@
+"""The study store: one record per debate, resume by key, refusal of another design, the lock, failures
+recorded and retried, the results table, and backends agreeing with the serial run."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import pytest
+
+from fairarena.errors import InputError
+from fairarena.experiments.study import expand, to_toml
+from fairarena.experiments.study_store import (
+    finished_keys, folder_lock, load_results, read_records, record_path, results_frame, run_study, study_status,
+    transcript_path,
+)
+
+from .conftest import outcome, tiny_design
+
+
+def _run(cfg, out, **kw):
+    return run_study(cfg, to_toml(cfg), out, **kw)
+
+
+def test_run_writes_one_complete_record_per_debate_and_resume_skips(tmp_path):
+    cfg = tiny_design()
+    tasks = expand(cfg)
+    s = _run(cfg, tmp_path / "st")
+    assert (s.ran, s.ok, s.failed, s.pending) == (len(tasks), len(tasks), 0, 0)
+    root = tmp_path / "st"
+    recs = read_records(root)
+    assert set(recs) == {t.key for t in tasks}
+    for t in tasks:
+        r = recs[t.key]
+        assert r["status"] == "ok" and r["task"] == t.to_dict()
+        data = transcript_path(root, t.key).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == r["transcript_sha256"]
+        lines = [json.loads(x) for x in data.splitlines()]
+        assert lines[0]["type"] == "header" and lines[-1]["type"] == "footer" and lines[-1]["status"] == "ok"
+        assert lines[0]["task"]["key"] == t.key
+    # results.jsonl: task order, one line per debate
+    rows = load_results(root)
+    assert [r["key"] for r in rows] == [t.key for t in tasks]
+    meta = json.loads((root / "study.json").read_text())
+    assert meta["study_digest"] == cfg.digest() and meta["tasks"] == len(tasks)
+    assert "versions" in meta["provenance"] and (root / "study.toml").read_text() == to_toml(cfg)
+    stamp = {k: os.stat(record_path(root, k)).st_mtime_ns for k in recs}
+    again = _run(cfg, root)
+    assert (again.ran, again.skipped, again.ok) == (0, len(tasks), len(tasks))
+    assert stamp == {k: os.stat(record_path(root, k)).st_mtime_ns for k in recs}   # nothing rewritten
+    st = study_status(root)
+    assert (st.total, st.ok, st.failed, st.pending, st.stale) == (len(tasks), len(tasks), 0, 0, 0)
+    assert len((root / "runs.jsonl").read_text().splitlines()) == 2
+
+
+def test_metrics_in_records_match_a_direct_debate(tmp_path):
+    from fairarena.arena import build_agent, run_debate
+    from fairarena.triage import sample_cohort
+
+    cfg = tiny_design()
+    _run(cfg, tmp_path / "st")
+    t = expand(cfg)[3]
+    rec = read_records(tmp_path / "st", [t.key])[t.key]
+    c = sample_cohort(t.cohort_seed, t.capacity)
+    direct = run_debate(c, build_agent("A", t.agent_a, "scripted", c), build_agent("B", t.agent_b, "scripted", c),
+                        t.debate_config())
+    assert json.loads(json.dumps(direct.metrics)) == rec["metrics"]
+    assert json.loads(json.dumps(direct.rounds)) == rec["rounds"]
+
+
+def test_another_design_is_refused_unless_force(tmp_path):
+    cfg = tiny_design()
+    root = tmp_path / "st"
+    _run(cfg, root, limit=2)
+    other = tiny_design(rounds=2)
+    with pytest.raises(InputError) as exc:
+        _run(other, root)
+    assert exc.value.field == "out" and "--force" in str(exc.value)
+    s = _run(other, root, force=True)
+    assert s.ran == len(expand(other)) and study_status(root).stale == 2   # old debates kept, out of the results
+    assert len(load_results(root)) == len(expand(other))
+    # a folder with unrelated files is refused too
+    junk = tmp_path / "junk"
+    junk.mkdir()
+    (junk / "notes.txt").write_text("mine")
+    with pytest.raises(InputError):
+        _run(cfg, junk)
+
+
+def test_one_writer_per_folder(tmp_path):
+    from fairarena.fsutil import OutputBusyError
+
+    cfg = tiny_design()
+    root = tmp_path / "st"
+    with folder_lock(root):
+        with pytest.raises(OutputBusyError) as exc:
+            _run(cfg, root)
+    assert f"pid {os.getpid()}" in str(exc.value)
+    assert not (root / "study.json").exists()
+
+
+def test_failed_debates_are_recorded_then_retried(tmp_path, monkeypatch):
+    import fairarena.arena as arena
+
+    cfg = tiny_design()
+    tasks = expand(cfg)
+    bad = {tasks[1].key, tasks[5].key}
+    real = arena.run_debate
+
+    def flaky(cohort, a, b, config, *, transcript=None, header=None):
+        if header["task"]["key"] in bad:
+            raise RuntimeError("server melted")
+        return real(cohort, a, b, config, transcript=transcript, header=header)
+
+    monkeypatch.setattr(arena, "run_debate", flaky)
+    root = tmp_path / "st"
+    s = _run(cfg, root)
+    assert (s.ok, s.failed, s.ran) == (len(tasks) - 2, 2, len(tasks))
+    assert {f["key"] for f in s.failed_now} == bad and all("server melted" in f["error"] for f in s.failed_now)
+    assert study_status(root).failed_keys == [t.key for t in tasks if t.key in bad]
+    assert _run(cfg, root).ran == 0                      # a plain rerun leaves failures alone
+    monkeypatch.setattr(arena, "run_debate", real)
+    r = _run(cfg, root, retry_failed=True)
+    assert (r.ran, r.ok, r.failed) == (2, len(tasks), 0)
+    assert [x["status"] for x in load_results(root)] == ["ok"] * len(tasks)
+
+
+def test_results_frame_is_flat(tmp_path):
+    cfg = tiny_design()
+    _run(cfg, tmp_path / "st")
+    df = results_frame(tmp_path / "st")
+    assert len(df) == len(expand(cfg))
+    for col in ("key", "framework", "opponent_role", "cohort", "final_a_esg", "final_b_gini", "final_joint_rmg",
+                "feasible_joint", "round1_a_esg"):
+        assert col in df.columns, col
+
+
+def test_stale_results_file_is_rebuilt(tmp_path):
+    cfg = tiny_design()
+    root = tmp_path / "st"
+    _run(cfg, root, limit=3)
+    (root / "results.jsonl").write_text("")   # e.g. a run killed before it rebuilt the table
+    assert len(load_results(root)) == 3 == len(finished_keys(root))
+
+
+def test_processes_and_threads_match_serial(tmp_path):
+    cfg = tiny_design()
+    _run(cfg, tmp_path / "serial")
+    base = [outcome(r) for r in load_results(tmp_path / "serial")]
+    for backend in ("threads", "processes"):
+        s = _run(cfg, tmp_path / backend, backend=backend, workers=2)
+        assert s.ok == len(base)
+        assert [outcome(r) for r in load_results(tmp_path / backend)] == base, backend
+
+
+def test_bad_backend_and_workers_before_any_write(tmp_path):
+    cfg = tiny_design()
+    for kw, field in ((dict(backend="gpu"), "backend"), (dict(workers=0), "workers"),
+                      (dict(address="tcp://x:1"), "address")):
+        with pytest.raises(InputError) as exc:
+            _run(cfg, tmp_path / "st", **kw)
+        assert exc.value.field == field
+    assert not (tmp_path / "st").exists()
