@@ -6,8 +6,9 @@ Every failure is an :class:`~fairarena.errors.InputError` naming the field (``--
 - missing file, a folder, unreadable file, a file larger than ``max_bytes``;
 - binary content (a NUL byte) or text that is not UTF-8 (the byte offset is named);
 - a UTF-8 byte-order mark is accepted and dropped (a JSON file starting with a BOM is still JSON);
-- invalid JSON (line and column), ``NaN``/``Infinity`` (not JSON), nesting deeper than ``max_depth``
-  (checked before decoding, so no ``RecursionError``);
+- invalid JSON (line and column), nesting deeper than ``max_depth`` (checked before decoding, so no
+  ``RecursionError``). ``NaN``/``Infinity`` are decoded as floats so that the field's validator, which
+  rejects non-finite numbers, can name the exact field (``patients[0].survival``);
 - CSV cells that are not numbers (line named).
 
 Numbers given as strings (``"0.5"``) are rejected, not silently converted: :func:`require_numbers`
@@ -83,21 +84,15 @@ def json_depth(text: str) -> int:
     return best
 
 
-def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def parse_json(text: str, field: str, name: str = "<input>", *, max_depth: int = MAX_DEPTH) -> Any:
-    """Decode JSON text; invalid JSON, NaN/Infinity and too-deep nesting are InputErrors."""
+    """Decode JSON text; invalid JSON and too-deep nesting are InputErrors."""
     depth = json_depth(text)
     if depth > max_depth:
         raise InputError(field, name, f"JSON nested {depth} levels deep; at most {max_depth} are accepted")
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(field, name, f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except ValueError as exc:  # NaN / Infinity
-        raise InputError(field, name, f"invalid JSON: {exc}") from None
     except RecursionError:  # belt and braces: the depth check above should catch it first
         raise InputError(field, name, "JSON nested too deeply") from None
 

@@ -1,38 +1,63 @@
 """Generic multi-resource allocation: problems, need-satisfaction metrics, framework registry,
 exact framework-optimal allocations (HiGHS MILPs) and the non-degeneracy check."""
 
-from fairarena.allocation.nondegeneracy import (
-    CakeExample,
-    NonDegeneracyReport,
-    cake_division_example,
-    check_nondegenerate,
-    framework_losses,
-    solve_cake,
-)
-from fairarena.allocation.optimal import entitlement_allocation, framework_optima, optimal_allocation
-from fairarena.allocation.problem import (
-    AllocationProblem,
-    allocation_from_mapping,
-    allocation_to_mapping,
-    check_feasibility,
-    is_feasible,
-    waste,
-)
-from fairarena.allocation.welfare import (
-    FRAMEWORKS,
-    METRIC_KEYS,
-    Framework,
-    compute_metrics,
-    compute_metrics_batch,
-    get_framework,
-    gini,
-    need_satisfaction,
-)
+from __future__ import annotations
+
+from typing import Any
+
+# name -> module; imported on first use, so importing the package loads nothing heavy
+_LAZY = {
+    "CakeExample": "fairarena.allocation.nondegeneracy",
+    "NonDegeneracyReport": "fairarena.allocation.nondegeneracy",
+    "cake_division_example": "fairarena.allocation.nondegeneracy",
+    "check_nondegenerate": "fairarena.allocation.nondegeneracy",
+    "framework_losses": "fairarena.allocation.nondegeneracy",
+    "solve_cake": "fairarena.allocation.nondegeneracy",
+    "entitlement_allocation": "fairarena.allocation.optimal",
+    "framework_optima": "fairarena.allocation.optimal",
+    "optimal_allocation": "fairarena.allocation.optimal",
+    "AllocationProblem": "fairarena.allocation.problem",
+    "allocation_from_mapping": "fairarena.allocation.problem",
+    "allocation_to_mapping": "fairarena.allocation.problem",
+    "check_feasibility": "fairarena.allocation.problem",
+    "is_feasible": "fairarena.allocation.problem",
+    "waste": "fairarena.allocation.problem",
+    "FRAMEWORKS": "fairarena.allocation.welfare",
+    "METRIC_KEYS": "fairarena.allocation.welfare",
+    "Framework": "fairarena.allocation.welfare",
+    "compute_metrics": "fairarena.allocation.welfare",
+    "compute_metrics_batch": "fairarena.allocation.welfare",
+    "get_framework": "fairarena.allocation.welfare",
+    "gini": "fairarena.allocation.welfare",
+    "need_satisfaction": "fairarena.allocation.welfare",
+}
 
 __all__ = [
     "AllocationProblem", "allocation_from_mapping", "allocation_to_mapping", "check_feasibility",
     "is_feasible", "waste", "FRAMEWORKS", "METRIC_KEYS", "Framework", "compute_metrics",
     "compute_metrics_batch", "get_framework", "gini", "need_satisfaction", "optimal_allocation",
     "framework_optima", "entitlement_allocation", "check_nondegenerate", "NonDegeneracyReport",
-    "framework_losses", "CakeExample", "cake_division_example", "solve_cake",
+    "framework_losses", "CakeExample", "cake_division_example", "solve_cake", "CNSS_FORMS", "DEFAULT_CNSS",
+    "METRICS", "Metric", "AllocationMILP", "InfeasibleMILP", "add_exprs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        if not name.startswith("__"):  # a submodule used as an attribute (``fairarena.x.sub.f``)
+            try:
+                return importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

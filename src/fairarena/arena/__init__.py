@@ -10,15 +10,41 @@ adversarial research profiles) negotiate triage allocations over structured roun
 True
 """
 
-from fairarena.arena.agents import arena_documents, build_agent, default_rag_dir
-from fairarena.arena.closing import (
-    ClosingContext, closing_rules, get_closing_rule, register_closing_rule, register_mechanism, repair_to_feasible,
-)
-from fairarena.arena.negotiator import CONCESSION, Negotiator, proportional_allocation
-from fairarena.arena.parsing import PROPOSAL_SCHEMA, ParsedProposal, parse_proposal, proposal_schema, validate_mapping
-from fairarena.arena.profiles import KINDS, Profile, parse_agent
-from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateResult, render_cohort, run_debate
-from fairarena.arena.transcript import read_transcript, recompute_metrics
+from __future__ import annotations
+
+from typing import Any
+
+# name -> module; imported on first use, so importing the package loads nothing heavy
+_LAZY = {
+    "arena_documents": "fairarena.arena.agents",
+    "build_agent": "fairarena.arena.agents",
+    "default_rag_dir": "fairarena.arena.agents",
+    "ClosingContext": "fairarena.arena.closing",
+    "closing_rules": "fairarena.arena.closing",
+    "get_closing_rule": "fairarena.arena.closing",
+    "register_closing_rule": "fairarena.arena.closing",
+    "register_mechanism": "fairarena.arena.closing",
+    "repair_to_feasible": "fairarena.arena.closing",
+    "CONCESSION": "fairarena.arena.negotiator",
+    "Negotiator": "fairarena.arena.negotiator",
+    "proportional_allocation": "fairarena.arena.negotiator",
+    "PROPOSAL_SCHEMA": "fairarena.arena.parsing",
+    "ParsedProposal": "fairarena.arena.parsing",
+    "parse_proposal": "fairarena.arena.parsing",
+    "proposal_schema": "fairarena.arena.parsing",
+    "validate_mapping": "fairarena.arena.parsing",
+    "KINDS": "fairarena.arena.profiles",
+    "Profile": "fairarena.arena.profiles",
+    "parse_agent": "fairarena.arena.profiles",
+    "Agent": "fairarena.arena.protocol",
+    "Debate": "fairarena.arena.protocol",
+    "DebateConfig": "fairarena.arena.protocol",
+    "DebateResult": "fairarena.arena.protocol",
+    "render_cohort": "fairarena.arena.protocol",
+    "run_debate": "fairarena.arena.protocol",
+    "read_transcript": "fairarena.arena.transcript",
+    "recompute_metrics": "fairarena.arena.transcript",
+}
 
 __all__ = [
     "Agent", "CONCESSION", "ClosingContext", "Debate", "DebateConfig", "DebateResult", "KINDS", "Negotiator",
@@ -27,3 +53,24 @@ __all__ = [
     "proposal_schema", "read_transcript", "recompute_metrics", "register_closing_rule", "register_mechanism",
     "render_cohort", "repair_to_feasible", "run_debate", "validate_mapping",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        if not name.startswith("__"):  # a submodule used as an attribute (``fairarena.x.sub.f``)
+            try:
+                return importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -6,20 +6,77 @@
 'hi'
 """
 
-from fairarena.llm.base import (
-    BudgetExceededError, CacheMissError, ChatModel, ChatParams, ChatResponse, LLMError, Message,
-    ServerUnavailableError, TransientLLMError, Usage,
-)
-from fairarena.llm.scripted import ScriptedChatModel, register_script, scripts
-from fairarena.llm.spec import ModelSpec, backends, build_model, parse_model_spec, register_backend
-from fairarena.llm.wrappers import (
-    BudgetedModel, CachedModel, ResponseCache, RetriesExhaustedError, RetryingModel, UsageMeter, cache_key,
-)
+from __future__ import annotations
+
+from typing import Any
+
+# name -> module; imported on first use, so importing the package loads nothing heavy
+_LAZY = {
+    "BudgetExceededError": "fairarena.llm.base",
+    "CacheMissError": "fairarena.llm.base",
+    "ChatModel": "fairarena.llm.base",
+    "ChatParams": "fairarena.llm.base",
+    "ChatResponse": "fairarena.llm.base",
+    "LLMError": "fairarena.llm.base",
+    "Message": "fairarena.llm.base",
+    "ServerUnavailableError": "fairarena.llm.base",
+    "TransientLLMError": "fairarena.llm.base",
+    "Usage": "fairarena.llm.base",
+    "ContextOverflowError": "fairarena.llm.base",
+    "MalformedResponseError": "fairarena.llm.base",
+    "TruncatedResponseError": "fairarena.llm.base",
+    "context_window": "fairarena.llm.base",
+    "count_tokens": "fairarena.llm.base",
+    "estimate_prompt_tokens": "fairarena.llm.base",
+    "max_prompt_tokens": "fairarena.llm.base",
+    "redact": "fairarena.llm.redaction",
+    "redact_obj": "fairarena.llm.redaction",
+    "register_secret": "fairarena.llm.redaction",
+    "SCRIPTS": "fairarena.llm.scripted",
+    "BACKENDS": "fairarena.llm.spec",
+    "ScriptedChatModel": "fairarena.llm.scripted",
+    "register_script": "fairarena.llm.scripted",
+    "scripts": "fairarena.llm.scripted",
+    "ModelSpec": "fairarena.llm.spec",
+    "backends": "fairarena.llm.spec",
+    "build_model": "fairarena.llm.spec",
+    "parse_model_spec": "fairarena.llm.spec",
+    "register_backend": "fairarena.llm.spec",
+    "BudgetedModel": "fairarena.llm.wrappers",
+    "CachedModel": "fairarena.llm.wrappers",
+    "ResponseCache": "fairarena.llm.wrappers",
+    "RetriesExhaustedError": "fairarena.llm.wrappers",
+    "RetryingModel": "fairarena.llm.wrappers",
+    "UsageMeter": "fairarena.llm.wrappers",
+    "cache_key": "fairarena.llm.wrappers",
+}
 
 __all__ = [
-    "BudgetExceededError", "BudgetedModel", "CacheMissError", "CachedModel", "ChatModel", "ChatParams",
-    "ChatResponse", "LLMError", "Message", "ModelSpec", "ResponseCache", "RetriesExhaustedError",
-    "RetryingModel", "ScriptedChatModel", "ServerUnavailableError", "TransientLLMError", "Usage",
-    "UsageMeter", "backends", "build_model", "cache_key", "parse_model_spec", "register_backend",
-    "register_script", "scripts",
+    "BACKENDS", "BudgetExceededError", "BudgetedModel", "CacheMissError", "CachedModel", "ChatModel", "ChatParams",
+    "ChatResponse", "ContextOverflowError", "LLMError", "MalformedResponseError", "Message", "ModelSpec",
+    "ResponseCache", "RetriesExhaustedError", "RetryingModel", "SCRIPTS", "ScriptedChatModel",
+    "ServerUnavailableError", "TransientLLMError", "TruncatedResponseError", "Usage", "UsageMeter", "backends",
+    "build_model", "cache_key", "context_window", "count_tokens", "estimate_prompt_tokens", "max_prompt_tokens",
+    "parse_model_spec", "redact", "redact_obj", "register_backend", "register_script", "register_secret", "scripts",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        if not name.startswith("__"):  # a submodule used as an attribute (``fairarena.x.sub.f``)
+            try:
+                return importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

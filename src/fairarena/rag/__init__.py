@@ -8,14 +8,58 @@
 Everything except :mod:`fairarena.rag.corpus` and :mod:`fairarena.rag.chunking` needs the ``rag`` extra.
 """
 
-from fairarena.rag.chunking import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP, Chunk, chunk_corpus, chunk_document, tokenize
-from fairarena.rag.corpus import FRAMEWORK_TITLES, FRAMEWORKS, Document, builtin_documents, load_corpus, load_user_documents
-from fairarena.rag.embedders import Embedder, OpenAIEmbedder, SentenceTransformerEmbedder, make_embedder, minilm_path
-from fairarena.rag.store import DEFAULT_TOP_K, RetrievedChunk, VectorStore
+from __future__ import annotations
+
+from typing import Any
+
+# name -> module; imported on first use, so importing the package loads nothing heavy
+_LAZY = {
+    "DEFAULT_CHUNK_TOKENS": "fairarena.rag.chunking",
+    "DEFAULT_OVERLAP": "fairarena.rag.chunking",
+    "Chunk": "fairarena.rag.chunking",
+    "chunk_corpus": "fairarena.rag.chunking",
+    "chunk_document": "fairarena.rag.chunking",
+    "tokenize": "fairarena.rag.chunking",
+    "FRAMEWORK_TITLES": "fairarena.rag.corpus",
+    "FRAMEWORKS": "fairarena.rag.corpus",
+    "Document": "fairarena.rag.corpus",
+    "builtin_documents": "fairarena.rag.corpus",
+    "load_corpus": "fairarena.rag.corpus",
+    "load_user_documents": "fairarena.rag.corpus",
+    "Embedder": "fairarena.rag.embedders",
+    "OpenAIEmbedder": "fairarena.rag.embedders",
+    "SentenceTransformerEmbedder": "fairarena.rag.embedders",
+    "make_embedder": "fairarena.rag.embedders",
+    "minilm_path": "fairarena.rag.embedders",
+    "DEFAULT_TOP_K": "fairarena.rag.store",
+    "RetrievedChunk": "fairarena.rag.store",
+    "VectorStore": "fairarena.rag.store",
+}
 
 __all__ = [
     "DEFAULT_CHUNK_TOKENS", "DEFAULT_OVERLAP", "DEFAULT_TOP_K", "Chunk", "Document", "Embedder", "FRAMEWORKS",
     "FRAMEWORK_TITLES", "OpenAIEmbedder", "RetrievedChunk", "SentenceTransformerEmbedder", "VectorStore",
-    "builtin_documents", "chunk_corpus", "chunk_document", "load_corpus", "load_user_documents", "make_embedder",
-    "minilm_path", "tokenize",
+    "builtin_documents", "chunk_corpus", "chunk_document", "load_corpus", "load_user_documents",
+    "make_embedder", "minilm_path", "tokenize",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    import importlib
+
+    module = _LAZY.get(name)
+    if module is None:
+        if not name.startswith("__"):  # a submodule used as an attribute (``fairarena.x.sub.f``)
+            try:
+                return importlib.import_module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
