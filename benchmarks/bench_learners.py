@@ -34,7 +34,8 @@ import time
 import numpy as np
 
 from fairarena.learners.env import MultiAgentBandit
-from fairarena.learners.learners import _NashUCBState, make_learner
+from fairarena.learners.catalog import make_learner
+from fairarena.learners.nash import NashUCBState
 from fairarena.learners.nashucb import nashucb_maximise, nsw_objective, project_simplex
 from fairarena.learners.simulate import simulate
 
@@ -83,19 +84,19 @@ def _residual(mu: np.ndarray, b: np.ndarray, p: np.ndarray, form: str) -> np.nda
 
 def nashucb_benchmark(T: int, seeds: int, form: str = "product") -> None:
     captured: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]] = []
-    orig = _NashUCBState._solve
+    orig = NashUCBState.solve
 
     def capture(self, t):
         mu, bonus = self.nashucb_inputs(t)
         captured.append((mu.copy(), bonus.copy(), self.p.copy() if self.solves else None))
         return orig(self, t)
 
-    _NashUCBState._solve = capture
+    NashUCBState.solve = capture
     try:
         env = MultiAgentBandit([[0.9, 0.5, 0.1], [0.8, 0.1, 0.5], [0.1, 0.5, 0.9]], "bernoulli")
         simulate(make_learner("nashucb", form=form, growth=0.0), env, T, seeds)
     finally:
-        _NashUCBState._solve = orig
+        NashUCBState.solve = orig
     # the simulation above has compiled (or loaded) the kernel already; once more, to be explicit
     mu0, b0, _ = captured[-1]
     nashucb_maximise(mu0, b0, form, warm=np.full_like(b0, 1.0 / b0.shape[1]))

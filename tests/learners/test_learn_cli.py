@@ -37,9 +37,14 @@ def test_learn_json_and_outputs(instance, tmp_path):
     assert set(doc["learners"]) == {"pf", "uf"}
     pf = doc["learners"]["pf"]
     assert len(pf["final_policy"]) == 3 and abs(sum(pf["final_policy"]) - 1) < 1e-9
-    assert set(pf["final_scores"]) == {"pf", "ef", "uf"}
-    assert set(pf["regret"]) >= {"pf", "ef", "uf", "nsw", "ggi"}
+    # every registered notion is scored and has a regret (names from the notion registry)
+    from fairarena.bandit.notions import NOTIONS
+
+    assert set(pf["final_scores"]) == set(NOTIONS) and set(pf["regret"]) == set(NOTIONS)
     assert doc["learners"]["uf"]["regret"]["pf"] is None
+    # the PF learner's last mistake is a round of the run; learners without favourite sets have none
+    assert 1 <= pf["last_mistake"] <= 3000 and len(pf["last_mistake_per_seed"]) == 3
+    assert doc["learners"]["uf"]["last_mistake"] is None
     assert isinstance(pf["regret_slope"], float) and pf["seconds"] > 0
     uf = doc["learners"]["uf"]["final_policy"]
     assert uf[0] == max(uf) and uf[0] > 0.5  # arm 1 has the largest summed reward

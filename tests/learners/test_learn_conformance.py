@@ -11,7 +11,7 @@ import pytest
 from fairarena.learners import LEARNERS, FairLearner
 from fairarena.learners.conformance import check_seed_conformance
 from fairarena.learners.env import MultiAgentBandit
-from fairarena.learners.learners import LearnerSpec, LearnerState
+from fairarena.learners.base import LearnerSpec, LearnerState
 
 
 @pytest.mark.parametrize("name", list(LEARNERS))

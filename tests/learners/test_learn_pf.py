@@ -7,7 +7,7 @@ import pytest
 
 from fairarena.bandit.notions import pf_policy_from_favourites, pf_score_batch
 from fairarena.learners.env import MultiAgentBandit
-from fairarena.learners.learners import make_learner
+from fairarena.learners.catalog import make_learner
 from fairarena.learners.pf_fast import nash_shares_policy, pf_policy_decomposed
 from fairarena.learners.simulate import simulate
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fairarena.learners.env import MultiAgentBandit
-from fairarena.learners.learners import make_learner
+from fairarena.learners.catalog import make_learner
 from fairarena.learners.simulate import Truth, log_grid, regret_slope, simulate
 
 INSTANCE = [[0.9, 0.5, 0.1], [0.8, 0.1, 0.5], [0.1, 0.5, 0.9]]

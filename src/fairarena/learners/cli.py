@@ -15,7 +15,8 @@ def build_specs(learner: str, gamma: float | None, delta: float | None, alpha: f
                 growth: float | None) -> list:
     """Validated specs for ``--learner`` (a name, a comma-separated list, or ``all``)."""
     from fairarena.errors import InputError
-    from fairarena.learners.learners import LEARNERS, check_open_unit, check_positive, learner_params, make_learner
+    from fairarena.learners.base import check_open_unit, check_positive
+    from fairarena.learners.catalog import LEARNERS, learner_params, make_learner
 
     # shared options are validated whatever the learners (a bad value is an error, not ignored)
     if gamma is not None:
@@ -64,7 +65,7 @@ def register(app: typer.Typer) -> None:
         from fairarena.errors import InputError
         from fairarena.learners.env import MultiAgentBandit, parse_family
         from fairarena.learners.instances import load_instance
-        from fairarena.learners.learners import check_horizon
+        from fairarena.learners.base import check_horizon
         from fairarena.learners.simulate import BACKENDS, simulate_many
         from fairarena.learners.store import save_run, summary_document
 

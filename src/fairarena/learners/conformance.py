@@ -40,7 +40,8 @@ def _check(cond: bool, what: str, name: str) -> None:
 def check_seed_conformance(learner: Any, env: MultiAgentBandit | None = None, T: int = 150,
                            seeds: Sequence[int] = (3, 11, 12), policy_atol: float = 1e-8) -> None:
     """Run the checks above on ``learner`` (a registered name, a spec, or a :class:`FairLearner`)."""
-    from fairarena.learners.learners import FairLearner, make_learner
+    from fairarena.learners.catalog import make_learner
+    from fairarena.learners.facade import FairLearner
     from fairarena.learners.simulate import simulate
 
     spec = learner.spec if isinstance(learner, FairLearner) else make_learner(learner)

@@ -7,17 +7,19 @@ draws only from its own seed's streams (:mod:`fairarena.learners.env`), a seed's
 not depend on how seeds are batched or on how many processes run them.
 
 Accounting (per run, every round ``t = 1..T``, with ``p_t`` the distribution round ``t`` samples
-its arm from and ``mu`` the true means):
+its arm from and ``mu`` the true means). Every notion of :data:`fairarena.bandit.notions.NOTIONS`
+(a notion registered by a user included) is accounted with its **own** value and score functions,
+under the notion options of the run (``options``, e.g. ``ef_kind``) merged with those the learner's
+own parameters fix (:meth:`LearnerSpec.notion_options`, e.g. a GGI learner's ``weights``):
 
+- regret of notion ``X`` (``X != 'pf'``): ``sum_t V_X(p*_X) - V_X(p_t)`` with ``V_X`` the notion's
+  value (higher is better: EF's value is minus the inequality, NSW's the geometric mean of
+  utilities) and ``p*_X`` its optimal policy on the true means;
 - PF regret: the number of rounds in which some agent's estimated favourite set differs from its
-  true one (learners that estimate favourite sets; ``NaN`` for the others);
-- EF regret ``sum_t I(p_t) - I(p_EF)``; UF regret ``sum_t sum_i U_i(p_UF) - sum_i U_i(p_t)``;
-  NSW regret ``sum_t NSW(p_NSW) - NSW(p_t)`` (NSW the geometric mean of utilities); GGI regret
-  ``sum_t GGI(p_GGI) - GGI(p_t)``;
-- the PF, EF and UF scores of ``p_t`` (as in :mod:`fairarena.bandit.notions`).
+  true one (learners that estimate favourite sets; ``NaN`` for the others); the round of the last
+  such mistake is kept per run;
+- the score of ``p_t`` on every notion (the notion's score function, 1 = optimal).
 
-Cumulative regrets, scores and policies are kept on a logarithmic grid of rounds (always
-including ``T``); every pulled arm is kept.
 """
 
 from __future__ import annotations
@@ -25,19 +27,25 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from fairarena.bandit.notions import get_notion
-from fairarena.bandit.problem import favourites, inequality
+from fairarena.bandit.notions import NOTIONS, Options, get_notion, make_options
+from fairarena.bandit.problem import favourites
 from fairarena.errors import InputError
+from fairarena.learners.base import LearnerSpec, check_horizon
+from fairarena.learners.catalog import make_learner
 from fairarena.learners.env import LEARNER_STREAM, SAMPLER_STREAM, MultiAgentBandit, seed_stream, validate_seeds
-from fairarena.learners.learners import REGRET_NOTIONS, LearnerSpec, check_horizon, make_learner
 
-SCORE_NOTIONS = ("pf", "ef", "uf")
 BLOCK = 1024
 BACKENDS = ("loky", "threading", "sequential", "dask")
+
+
+def regret_notions() -> tuple[str, ...]:
+    """The notions regret is accounted for: every registered notion (read at call time, so a notion
+    registered by a user is included)."""
+    return tuple(NOTIONS)
 
 
 def log_grid(T: int, points: int = 200) -> np.ndarray:
@@ -48,56 +56,51 @@ def log_grid(T: int, points: int = 200) -> np.ndarray:
 
 @dataclass
 class Truth:
-    """What the accounting needs about the true means: optimal values per notion."""
+    """What the accounting needs about the true means: each notion's optimal value under ``options``."""
 
-    means: np.ndarray
-    fav: np.ndarray
-    ineq_opt: float
-    uf_opt: float
-    nsw_opt: float
-    ggi_opt: float
-    ggi_w: np.ndarray
-    uf_best: float
+    means: np.ndarray                     # (N, K)
+    options: Options
+    notions: tuple[str, ...]
+    optimum: dict[str, float]             # notion -> value of its optimal policy (pf: 1)
+    fav: np.ndarray                       # (N, K) true favourite sets
 
     @classmethod
-    def of(cls, means: np.ndarray) -> "Truth":
-        from fairarena.bandit.notions import Options, optimal_policies
+    def of(cls, means: np.ndarray, options: "Options | Mapping[str, Any] | None" = None,
+           notions: Sequence[str] | None = None) -> "Truth":
+        from fairarena.bandit.notions import optimal_policies
 
+        o = make_options(options)
+        names = tuple(notions) if notions is not None else regret_notions()
+        for name in names:
+            get_notion(name)
         m = np.asarray(means, dtype=float)[None]
-        pol = optimal_policies(m, ["ef", "uf", "nsw", "ggi"])
-        w = Options().ggi_w(m.shape[1])
-        return cls(
-            means=m[0], fav=favourites(m[0]),
-            ineq_opt=float(-get_notion("ef").value_batch(m, pol["ef"])[0]),
-            uf_opt=float(get_notion("uf").value_batch(m, pol["uf"])[0]),
-            nsw_opt=float(get_notion("nsw").value_batch(m, pol["nsw"])[0]),
-            ggi_opt=float(get_notion("ggi").value_batch(m, pol["ggi"])[0]),
-            ggi_w=w, uf_best=float(m[0].sum(axis=0).max()),
-        )
+        rest = [x for x in names if x != "pf"]
+        pol = optimal_policies(m, rest, o) if rest else {}
+        optimum = {x: float(get_notion(x).value_batch(m, pol[x], o)[0]) for x in rest}
+        if "pf" in names:
+            optimum["pf"] = 1.0
+        return cls(means=m[0], options=o, notions=names, optimum=optimum, fav=favourites(m[0], o.tol))
+
+    def values(self, name: str, P: np.ndarray) -> np.ndarray:
+        """The notion's own value of policies ``P (..., K)``: ``(...)``."""
+        P = np.asarray(P, dtype=float)
+        flat = P.reshape(-1, P.shape[-1])
+        mus = np.broadcast_to(self.means, (flat.shape[0],) + self.means.shape)
+        return np.asarray(get_notion(name).value_batch(mus, flat, self.options)).reshape(P.shape[:-1])
 
     def instant_regrets(self, P: np.ndarray) -> dict[str, np.ndarray]:
-        """Per-round regrets of policies ``P (..., K)`` for ef, uf, nsw, ggi."""
-        U = P @ self.means.T  # (..., N)
-        with np.errstate(divide="ignore"):
-            nsw = np.exp(np.log(np.maximum(U, 0.0)).mean(axis=-1))
-        return {
-            "ef": inequality(U) - self.ineq_opt,
-            "uf": self.uf_opt - U.sum(axis=-1),
-            "nsw": self.nsw_opt - nsw,
-            "ggi": self.ggi_opt - (np.sort(U, axis=-1) * self.ggi_w).sum(axis=-1),
-        }
+        """Per-round regrets ``V(p*) - V(p)`` of policies ``P (..., K)`` for every notion but pf."""
+        return {x: self.optimum[x] - self.values(x, P) for x in self.notions if x != "pf"}
 
     def scores(self, P: np.ndarray) -> dict[str, np.ndarray]:
-        """PF, EF and UF scores of policies ``P (B, K)``."""
-        from fairarena.bandit.notions import pf_score_batch
-
-        U = P @ self.means.T
-        fav = np.broadcast_to(self.fav, (P.shape[0],) + self.fav.shape)
-        return {
-            "pf": pf_score_batch(fav, P),
-            "ef": np.clip(1.0 - (inequality(U) - self.ineq_opt), 0.0, 1.0),
-            "uf": np.clip(U.sum(axis=-1) / self.uf_best, 0.0, 1.0) if self.uf_best > 0 else np.ones(P.shape[0]),
-        }
+        """Every notion's score of policies ``P (B, K)`` (its own score function, 1 = optimal)."""
+        P = np.asarray(P, dtype=float)
+        mus = np.broadcast_to(self.means, (P.shape[0],) + self.means.shape)
+        out = {}
+        for x in self.notions:
+            opt = None if x == "pf" else np.full(P.shape[0], self.optimum[x])
+            out[x] = np.asarray(get_notion(x).score_batch(mus, P, self.options, optimum=opt))
+        return out
 
 
 @dataclass
@@ -117,6 +120,7 @@ class SimulationResult:
     seconds: float
     rewards: np.ndarray | None = None     # (S, T, N) when recorded
     extra: dict[str, Any] = field(default_factory=dict)
+    last_mistake: np.ndarray | None = None  # (S,) round of the last PF mistake (0: none); None without favourite sets
 
     # ---- summaries -----------------------------------------------------------------------
     def final_policy(self) -> np.ndarray:
@@ -140,6 +144,13 @@ class SimulationResult:
         curve = self.regret[notion or self.target].mean(axis=0)
         return regret_slope(self.grid, curve, self.horizon)
 
+    def last_mistake_round(self) -> int | None:
+        """The last round, over all seeds, in which some estimated favourite set was wrong (0 if
+        none ever was; ``None`` for learners that keep no favourite sets). A PF regret curve is
+        flat from there on: read it beside the horizon (a run that ends before the sets resolve
+        shows linear PF regret)."""
+        return None if self.last_mistake is None else int(self.last_mistake.max())
+
     def summary(self) -> dict[str, Any]:
         return {
             "final_policy": self.final_policy().tolist(),
@@ -147,6 +158,8 @@ class SimulationResult:
             "regret": self.final_regret(),
             "regret_slope": self.regret_slope(),
             "regret_slopes": {k: self.regret_slope(k) for k in self.regret},
+            "last_mistake": self.last_mistake_round(),
+            "last_mistake_per_seed": None if self.last_mistake is None else self.last_mistake.tolist(),
             "target": self.target,
             "seconds": self.seconds,
         }
@@ -206,8 +219,9 @@ class Recorder:
         self.grid, self.truth, self.has_fav = grid, truth, has_fav
         G = grid.size
         self.policies = np.empty((S, G, K))
-        self.regret = {k: np.full((S, G), np.nan) for k in REGRET_NOTIONS}
-        self.cum = {k: np.zeros(S) for k in REGRET_NOTIONS}
+        self.regret = {k: np.full((S, G), np.nan) for k in truth.notions}
+        self.cum = {k: np.zeros(S) for k in truth.notions}
+        self.last_mistake = np.zeros(S, dtype=np.int64) if has_fav else None
         self.gi = 0
         self.next_t = 1
         self._pending: list = []
@@ -238,7 +252,11 @@ class Recorder:
         m = P.shape[0]
         inst = self.truth.instant_regrets(P)
         if miss is not None:
-            inst["pf"] = miss.astype(float)
+            if "pf" in self.cum:
+                inst["pf"] = miss.astype(float)
+            any_miss = miss.any(axis=0)
+            last = m - 1 - np.argmax(miss[::-1], axis=0)
+            self.last_mistake = np.where(any_miss, t0 + last, self.last_mistake)
         cums = {k: np.cumsum(v, axis=0) + self.cum[k] for k, v in inst.items()}
         grid, G = self.grid, self.grid.size
         while self.gi < G and grid[self.gi] < t0 + m:
@@ -258,7 +276,7 @@ def _finish(spec: LearnerSpec, seeds: Sequence[int], T: int, grid: np.ndarray, r
     return SimulationResult(
         learner=spec.label(), params=spec.params(), target=spec.target_notion(), seeds=list(seeds), horizon=T,
         grid=grid, policies=rec.policies, regret=rec.regret, scores={k: v.reshape(S, G) for k, v in sc.items()},
-        arms=arms, seconds=time.perf_counter() - t0, rewards=rewards, extra=extra,
+        arms=arms, seconds=time.perf_counter() - t0, rewards=rewards, extra=extra, last_mistake=rec.last_mistake,
     )
 
 
@@ -271,7 +289,7 @@ def run_batch(spec: LearnerSpec, env: MultiAgentBandit, T: int, seeds: Sequence[
     through it; the others run all seeds together, round by round.
     """
     t0 = time.perf_counter()
-    truth = truth or Truth.of(env.means)
+    truth = truth or Truth.of(env.means, run_options(spec))
     grid = np.asarray(grid, dtype=np.int64)
     K = env.n_arms
     arms_all = np.empty((len(seeds), T), dtype=np.int16 if K < 2 ** 15 else np.int32)
@@ -287,7 +305,8 @@ def run_batch(spec: LearnerSpec, env: MultiAgentBandit, T: int, seeds: Sequence[
             parts.append(rec)
         rec = Recorder(len(seeds), K, grid, truth, True)
         rec.policies = np.concatenate([r.policies for r in parts])
-        rec.regret = {k: np.concatenate([r.regret[k] for r in parts]) for k in REGRET_NOTIONS}
+        rec.regret = {k: np.concatenate([r.regret[k] for r in parts]) for k in truth.notions}
+        rec.last_mistake = np.concatenate([r.last_mistake for r in parts])
         return _finish(spec, seeds, T, grid, rec, truth, arms_all, t0, None, extra)
     return _run_rounds(spec, env, T, seeds, grid, record_rewards, progress, truth, arms_all, t0)
 
@@ -354,6 +373,7 @@ def merge_results(parts: Sequence[SimulationResult]) -> SimulationResult:
         seconds=max(p.seconds for p in parts),
         rewards=None if first.rewards is None else cat([p.rewards for p in parts]),
         extra=extra,
+        last_mistake=None if first.last_mistake is None else cat([p.last_mistake for p in parts]),
     )
 
 
@@ -376,17 +396,74 @@ def _resolve_jobs(n_jobs: int | None) -> int:
     return int(n_jobs)
 
 
+def run_options(spec: LearnerSpec, options: "Options | Mapping[str, Any] | None" = None) -> Options:
+    """The notion options a learner is judged with: the run's ``options`` overridden by those its
+    own parameters fix (:meth:`LearnerSpec.notion_options`)."""
+    return make_options(options, **spec.notion_options())
+
+
+def estimate_memory(n_learners: int, n_seeds: int, T: int, n_agents: int, n_arms: int,
+                    record_rewards: bool = False, grid_points: int = 200) -> int:
+    """Bytes a run holds at its peak, roughly: every pull of every seed is kept (2-4 bytes in the
+    result, ~11 bytes per row of the arms table, built twice while saving), rewards when recorded,
+    the curves on the grid, and the block buffers of a batch."""
+    per_pull = (2 if n_arms < 2 ** 15 else 4) + 2 * 11
+    if record_rewards:
+        per_pull += 8 * n_agents
+    pulls = n_learners * n_seeds * T * per_pull
+    curves = n_learners * n_seeds * min(grid_points + 2, T) * (n_arms + 20) * 8
+    buffers = n_seeds * (BLOCK + 2048) * (n_arms + n_agents + 8) * 8
+    return int(pulls + curves + buffers)
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``MemAvailable``; ``None`` where unknown)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import os
+
+        return int(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def check_memory(n_learners: int, n_seeds: int, T: int, n_agents: int, n_arms: int,
+                 record_rewards: bool = False, grid_points: int = 200, limit: int | None = None) -> int:
+    """Refuse (``InputError`` on ``T``) a run whose :func:`estimate_memory` exceeds ``limit``
+    (default: the memory available now); returns the estimate."""
+    need = estimate_memory(n_learners, n_seeds, T, n_agents, n_arms, record_rewards, grid_points)
+    limit = available_memory() if limit is None else limit
+    if limit is not None and need > limit:
+        raise InputError("T", T, f"{n_learners} learner(s) x {n_seeds} seed(s) x T = {T} rounds needs about "
+                         f"{_gib(need)} of memory, {_gib(limit)} available; use a smaller T or fewer seeds")
+    return need
+
+
+def _gib(b: float) -> str:
+    return f"{b / 2 ** 30:.3g} GiB" if b >= 2 ** 28 else f"{b / 2 ** 20:.3g} MiB"
+
+
 def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit, T: int, seeds: Any = 20, *,
                   n_jobs: int | None = 1, backend: str = "loky", grid_points: int = 200,
                   batch_size: int | None = None, record_rewards: bool = False,
+                  options: "Options | Mapping[str, Any] | None" = None,
                   progress: Callable[[str, int], None] | None = None) -> dict[str, SimulationResult]:
     """Run several learners on the same seeds; returns ``{learner label: result}``.
 
     Work is cut into (learner, batch of seeds) tasks; with ``n_jobs > 1`` they run in parallel
     through joblib (``backend``: ``loky`` processes, ``threading``, ``sequential``, or ``dask``
     for a ``dask.distributed`` client already set up by the caller). ``batch_size`` caps the seeds
-    of one vectorised batch (default: the seeds split evenly over ``n_jobs``). ``progress(label,
-    rounds)`` is called as work completes (per block of rounds when sequential, per task otherwise).
+    of one vectorised batch (default: the seeds split evenly over ``n_jobs``). ``options``: the
+    notion options regrets and scores are judged with (e.g. ``{"ef_kind": "absolute"}``), merged
+    per learner with those its parameters fix (:func:`run_options`). ``progress(label, rounds)``
+    is called as work completes (per block of rounds when sequential, per task otherwise).
+    A run whose memory estimate exceeds the memory available is refused before any work.
     """
     if not isinstance(env, MultiAgentBandit):
         raise InputError("env", type(env).__name__, "expected a MultiAgentBandit")
@@ -400,9 +477,16 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
     T = check_horizon(T, env.n_arms)
     if backend not in BACKENDS:
         raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
+    for spec in specs:
+        spec.check_instance(env.n_agents, env.n_arms, T)
+    opts = [run_options(spec, options) for spec in specs]
+    check_memory(len(specs), len(seeds), T, env.n_agents, env.n_arms, record_rewards, grid_points)
     jobs = _resolve_jobs(n_jobs)
     grid = log_grid(T, grid_points)
-    truth = Truth.of(env.means)
+    truths: dict[Options, Truth] = {}
+    for o in opts:
+        if o not in truths:
+            truths[o] = Truth.of(env.means, o)
     # every learner's seeds are cut into `jobs` batches, so that one slow learner does not leave
     # the other workers idle at the end
     n_batches = jobs if batch_size is None else max(1, math.ceil(len(seeds) / int(batch_size)))
@@ -413,14 +497,15 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
     if jobs == 1 or len(tasks) == 1 or backend == "sequential":
         for i, spec, b in tasks:
             cb = (lambda n, _l=labels[i]: progress(_l, n)) if progress else None
-            results[i].append(run_batch(spec, env, T, b, grid, record_rewards, cb, truth))
+            results[i].append(run_batch(spec, env, T, b, grid, record_rewards, cb, truths[opts[i]]))
     else:
         from joblib import Parallel, delayed, parallel_backend
 
         ctx = parallel_backend("dask") if backend == "dask" else parallel_backend(backend, n_jobs=jobs)
         with ctx:
             par = Parallel(n_jobs=jobs, return_as="generator")
-            outs = par(delayed(run_batch)(spec, env, T, b, grid, record_rewards, None, truth) for _, spec, b in tasks)
+            outs = par(delayed(run_batch)(spec, env, T, b, grid, record_rewards, None, truths[opts[i]])
+                       for i, spec, b in tasks)
             for (i, _, b), res in zip(tasks, outs):
                 results[i].append(res)
                 if progress:
