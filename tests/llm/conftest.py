@@ -1,4 +1,10 @@
-"""A real loopback HTTP server speaking just enough of the OpenAI chat API to script failures."""
+"""A real loopback HTTP server speaking just enough of the OpenAI chat API to script failures.
+
+``FakeOpenAIServer`` is a fake: it never runs a model. Besides the planned statuses it can hang
+(``hang``: seconds to wait before answering), send any raw body (``raw``: status, content type, bytes),
+send any JSON object as the completion (``completion``), and echo the presented API key in a 401 body
+(``echo_key``), as some servers and proxies do.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,11 @@ class FakeOpenAIServer:
         self.reject_response_formats: set[str] = set()
         self.retry_after: str | None = None
         self.reply = "hello from the fake server"
+        self.hang: float = 0.0
+        self.raw: tuple[int, str, bytes] | None = None
+        self.completion: Any = None
+        self.echo_key = False
+        self._release = threading.Event()
         srv = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -31,6 +42,25 @@ class FakeOpenAIServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
                 srv.requests.append(body)
                 srv.headers.append({k.lower(): v for k, v in self.headers.items()})
+                if srv.hang:
+                    srv._release.wait(srv.hang)  # a server that accepted the request and says nothing
+                    if srv._release.is_set():
+                        return
+                if srv.echo_key:
+                    key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    return self._send(401, {"error": {"message": f"Incorrect API key provided: {key}. "
+                                                                 f"Authorization: Bearer {key}",
+                                                      "type": "invalid_request_error", "code": "invalid_api_key"}})
+                if srv.raw is not None:
+                    status, ctype, data = srv.raw
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                if srv.completion is not None:
+                    return self._send(200, srv.completion)
                 rf = (body.get("response_format") or {}).get("type")
                 if rf in srv.reject_response_formats:
                     return self._send(400, {"error": {"message": f"response_format {rf} unsupported"}})
@@ -62,6 +92,7 @@ class FakeOpenAIServer:
         self.thread.start()
 
     def close(self) -> None:
+        self._release.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 

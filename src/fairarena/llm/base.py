@@ -12,11 +12,16 @@ LLM output is data: it is never executed and never used as a file path.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
+import math
+import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Any, Iterator, Mapping, Protocol, Sequence, runtime_checkable
 
 from fairarena.errors import FairArenaError, InputError
+from fairarena.llm.redaction import redact
 
 ROLES = ("system", "user", "assistant")
 
@@ -24,7 +29,15 @@ Message = Mapping[str, str]  # {"role": "system"|"user"|"assistant", "content": 
 
 
 class LLMError(FairArenaError):
-    """A language-model call failed for good (after any retries)."""
+    """A language-model call failed for good (after any retries).
+
+    The message is one line and passed through :func:`fairarena.llm.redact` when the error is
+    made, so a server that echoes a rejected key never gets it into a log, a transcript or a terminal.
+    """
+
+    def __init__(self, message: str = "", *args: Any) -> None:
+        text = " ".join(str(message).split())  # one line
+        super().__init__(redact(text), *args)
 
 
 class TransientLLMError(LLMError):
@@ -44,6 +57,34 @@ class ServerUnavailableError(LLMError):
         msg = (f"no LLM server answers at {base_url} — is it running? "
                f"(start it, or pass a different base URL in the model spec)")
         super().__init__(msg + (f" [{detail}]" if detail else ""))
+
+
+class MalformedResponseError(LLMError):
+    """The server answered, but not with a chat completion: a body that is not JSON (an HTML page, a
+    proxy's error text), or JSON without usable ``choices`` / ``message`` / ``content``. Not retried:
+    the base URL most likely points at something that is not an OpenAI-compatible API."""
+
+
+class TruncatedResponseError(TransientLLMError):
+    """The body was cut off mid-JSON, or held no choices (a dropped stream, a proxy time-out): retried."""
+
+
+class ContextOverflowError(LLMError):
+    """The prompt plus the requested completion would not fit the model's context window.
+
+    Raised *before* the call (nothing is sent); carries the counts so a caller can shorten the prompt.
+    """
+
+    def __init__(self, prompt_tokens: int, max_tokens: int, context_window: int, model: str = "",
+                 counted: str = "") -> None:
+        self.prompt_tokens = int(prompt_tokens)
+        self.max_tokens = int(max_tokens)
+        self.context_window = int(context_window)
+        who = f" of {model}" if model else ""
+        how = f" ({counted})" if counted else ""
+        super().__init__(f"prompt of {prompt_tokens} tokens{how} + max_tokens {max_tokens} exceeds the context "
+                         f"window{who} of {context_window} tokens: shorten the prompt to at most "
+                         f"{max(0, context_window - max_tokens)} tokens or lower max_tokens")
 
 
 class BudgetExceededError(LLMError):
@@ -156,8 +197,108 @@ def validate_params(seed: int | None, temperature: float, max_tokens: int,
 
 
 def estimate_tokens(text: str) -> int:
-    """Rough token count (about 4 characters a token) for backends that report none."""
+    """Rough token count (about 4 characters a token) for usage accounting when a backend reports none."""
     return max(1, (len(text) + 3) // 4) if text else 0
+
+
+CHARS_PER_TOKEN_ESTIMATE = 3.5
+MESSAGE_OVERHEAD_TOKENS = 8  # role markers and separators of a chat template, per message
+PROMPT_OVERHEAD_TOKENS = 8   # the template's start and the assistant turn header
+
+
+def estimate_prompt_tokens(messages: Sequence[Message]) -> int:
+    """A conservative prompt-token count for backends without a tokenizer at hand.
+
+    ``ceil(len(content) / 3.5)`` per message plus :data:`MESSAGE_OVERHEAD_TOKENS` per message and
+    :data:`PROMPT_OVERHEAD_TOKENS` once. English text runs at about 4 characters a token with the BPE
+    tokenizers of current chat models, so 3.5 over-counts by about 12 % on prose (more safety on
+    numbers and JSON, which tokenise denser); the point is never to under-count.
+    """
+    total = PROMPT_OVERHEAD_TOKENS
+    for m in messages:
+        total += math.ceil(len(m.get("content") or "") / CHARS_PER_TOKEN_ESTIMATE) + MESSAGE_OVERHEAD_TOKENS
+    return total
+
+
+class ContextMixin:
+    """Token counting and the context window, shared by the backends.
+
+    ``context_window`` is the model's window in tokens (``None``: unbounded or unknown, no check);
+    :meth:`count_tokens` counts a prompt the way the backend will see it; :meth:`max_prompt_tokens`
+    is the largest prompt that still leaves room for ``max_tokens`` of reply;
+    :meth:`check_context` raises :class:`ContextOverflowError` before a call that would not fit.
+    """
+
+    context_window: int | None = None
+    token_count_method = f"estimate: ceil(chars / {CHARS_PER_TOKEN_ESTIMATE}) + {MESSAGE_OVERHEAD_TOKENS} per message"
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return estimate_prompt_tokens(validate_messages(messages))
+
+    def max_prompt_tokens(self, max_tokens: int = 512) -> int | None:
+        if self.context_window is None:
+            return None
+        return max(0, int(self.context_window) - int(max_tokens))
+
+    def check_context(self, messages: Sequence[Message], max_tokens: int) -> int | None:
+        """The prompt's token count, after checking it fits with ``max_tokens`` of reply (``None``
+        when the window is unbounded and nothing was counted)."""
+        if self.context_window is None:
+            return None
+        n = self.count_tokens(messages)
+        if n + max_tokens > self.context_window:
+            raise ContextOverflowError(n, max_tokens, self.context_window, getattr(self, "model", ""),
+                                       self.token_count_method)
+        return n
+
+
+def context_window(model: Any) -> int | None:
+    """The context window of any chat model (``None`` when it declares none)."""
+    return getattr(model, "context_window", None)
+
+
+def count_tokens(model: Any, messages: Sequence[Message]) -> int:
+    """Prompt tokens of ``messages`` for ``model``: its own counter, else :func:`estimate_prompt_tokens`."""
+    fn = getattr(model, "count_tokens", None)
+    return int(fn(messages)) if callable(fn) else estimate_prompt_tokens(validate_messages(messages))
+
+
+def max_prompt_tokens(model: Any, max_tokens: int = 512) -> int | None:
+    """The largest prompt ``model`` takes with ``max_tokens`` of reply (``None``: no limit)."""
+    fn = getattr(model, "max_prompt_tokens", None)
+    if callable(fn):
+        return fn(max_tokens)
+    w = context_window(model)
+    return None if w is None else max(0, int(w) - int(max_tokens))
+
+
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("fairarena_llm_deadline", default=None)
+
+
+@contextlib.contextmanager
+def call_deadline(seconds: float | None) -> Iterator[None]:
+    """Within the block, backends shorten their time-outs to what is left of ``seconds`` from now.
+
+    :class:`~fairarena.llm.wrappers.RetryingModel` opens one around all attempts of a call, so its
+    ``total_timeout`` bounds the call's wall time, retries and back-off included. Nested deadlines keep
+    the earlier one.
+    """
+    if seconds is None:
+        yield
+        return
+    new = time.monotonic() + float(seconds)
+    old = _DEADLINE.get()
+    token = _DEADLINE.set(new if old is None else min(old, new))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def remaining_time() -> float | None:
+    """Seconds left before the innermost :func:`call_deadline` (``None``: no deadline)."""
+    d = _DEADLINE.get()
+    return None if d is None else d - time.monotonic()
 
 
 def schema_instruction(schema: Mapping[str, Any]) -> str:

@@ -11,21 +11,39 @@ through the official ``openai`` client.
   unsupported ``json_schema`` with an HTTP 500 naming ``response_format``, treated the same); a server
   that rejects that too gets the schema as a prompt instruction. The mode that worked is
   remembered per model object and reported in ``ChatResponse.json_mode``.
+* Time-outs: ``connect_timeout`` (default 10 s) to open the connection, ``timeout`` (default 120 s) for
+  the server to send the next bytes of its answer (a hanging server fails after it). A
+  :class:`~fairarena.llm.wrappers.RetryingModel` above may shorten both to what is left of its
+  ``total_timeout`` (see :func:`fairarena.llm.base.call_deadline`).
+* The body is parsed here, not by the client: an HTML page, a truncated body or a completion without
+  usable ``choices``/``content`` becomes a typed :class:`~fairarena.llm.base.MalformedResponseError`
+  (or a retried :class:`~fairarena.llm.base.TruncatedResponseError`) with a one-line message.
+* Every message is redacted (:func:`fairarena.llm.redact`), and the key in use is registered as a
+  secret, so a server that echoes a rejected key does not get it printed or written.
+* ``context_window`` (default 8192, or ``?context_window=N`` in the spec) bounds prompt + ``max_tokens``;
+  prompts are counted with :func:`fairarena.llm.base.estimate_prompt_tokens` (no tokenizer over HTTP).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Mapping, Sequence
 
 from fairarena.llm.base import (
-    ChatResponse, LLMError, Message, ServerUnavailableError, TransientLLMError, Usage,
-    estimate_tokens, schema_instruction, validate_messages, validate_params,
+    ChatResponse, ContextMixin, LLMError, MalformedResponseError, Message, ServerUnavailableError,
+    TransientLLMError, TruncatedResponseError, Usage, estimate_tokens, remaining_time, schema_instruction,
+    validate_messages, validate_params,
 )
+from fairarena.llm.options import seconds, tokens
+from fairarena.llm.redaction import redact, register_secret
 
 API_KEY_ENV = ("FAIRARENA_API_KEY", "OPENAI_API_KEY")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_TIMEOUT = 120.0         # seconds without the next bytes of an answer
+DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to open the connection
+DEFAULT_CONTEXT_WINDOW = 8192   # tokens, when the spec names none (Ollama's and llama.cpp's servers run smaller by default)
 _JSON_MODES = ("json_schema", "json_object", "prompt")
 
 
@@ -37,14 +55,17 @@ def api_key_from_env() -> str | None:
     return None
 
 
-class OpenAIChatModel:
+class OpenAIChatModel(ContextMixin):
     backend = "openai"
 
-    def __init__(self, model: str, base_url: str | None = None, *, timeout: float = 120.0,
-                 api_key_env: str | None = None) -> None:
+    def __init__(self, model: str, base_url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
+                 connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, api_key_env: str | None = None,
+                 context_window: int | None = DEFAULT_CONTEXT_WINDOW) -> None:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        self.timeout = float(timeout)
+        self.timeout = seconds("timeout", timeout)
+        self.connect_timeout = seconds("connect_timeout", connect_timeout)
+        self.context_window = tokens("context_window", context_window) if context_window is not None else None
         self._api_key_env = api_key_env
         self._client: Any = None
         self._json_mode_index = 0
@@ -59,9 +80,18 @@ class OpenAIChatModel:
             except ImportError as exc:  # pragma: no cover - depends on the extra
                 raise LLMError("the openai backend needs the 'llm' extra: pip install 'fairarena[llm]'") from exc
             key = os.environ.get(self._api_key_env) if self._api_key_env else api_key_from_env()
+            register_secret(key)
             self._client = openai.OpenAI(api_key=key or "not-needed", base_url=self.base_url,
-                                         timeout=self.timeout, max_retries=0)
+                                         timeout=self._timeouts(), max_retries=0)
         return self._client
+
+    def _timeouts(self) -> Any:
+        import openai  # openai.Timeout is the client's own httpx(2).Timeout
+        left = remaining_time()
+        read, connect = self.timeout, self.connect_timeout
+        if left is not None:
+            read, connect = max(0.001, min(read, left)), max(0.001, min(connect, left))
+        return openai.Timeout(read, connect=connect)
 
     def chat(self, messages: Sequence[Message], *, seed: int | None = None, temperature: float = 0.0,
              max_tokens: int = 512, schema: Mapping[str, Any] | None = None) -> ChatResponse:
@@ -83,55 +113,132 @@ class OpenAIChatModel:
                 kwargs["response_format"] = {"type": "json_object", "schema": dict(params.schema or {})}
             elif mode == "prompt":
                 kwargs["messages"] = msgs + [{"role": "system", "content": schema_instruction(params.schema or {})}]
+            self.check_context(kwargs["messages"], params.max_tokens)
+            timeouts = self._timeouts()
             t0 = time.perf_counter()
+            failure: LLMError | None = None
             try:
-                resp = client.chat.completions.create(**kwargs)
-            except openai.APITimeoutError as exc:
-                raise TransientLLMError(f"timeout after {self.timeout:g}s from {self.base_url}") from exc
-            except openai.APIConnectionError as exc:
-                if _refused(exc):  # nothing listens there: a configuration error, not worth retrying
-                    raise ServerUnavailableError(self.base_url, type(exc.__cause__ or exc).__name__) from exc
-                # the server was reached but dropped the connection mid-request: transient
-                raise TransientLLMError(f"connection to {self.base_url} dropped "
-                                        f"({type(exc.__cause__ or exc).__name__})") from exc
-            except openai.RateLimitError as exc:
-                raise TransientLLMError(f"HTTP 429 from {self.base_url}", status=429,
-                                        retry_after=_retry_after(exc)) from exc
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                if mode is not None and self._json_mode_index < len(_JSON_MODES) - 1:
-                    self._json_mode_index += 1  # server does not support this response_format: degrade
-                    continue
-                raise LLMError(f"HTTP {exc.status_code} from {self.base_url}: {_message(exc)}") from exc
-            except openai.APIStatusError as exc:
-                if (mode in ("json_schema", "json_object") and "response_format" in _message(exc)
-                        and self._json_mode_index < len(_JSON_MODES) - 1):
-                    # some servers (llama_cpp.server) answer an unsupported response_format with a 500
+                raw = client.chat.completions.with_raw_response.create(**kwargs, timeout=timeouts)
+                http = raw.http_response
+                content = http.read()
+                content_type = http.headers.get("content-type", "")
+            except openai.OpenAIError as exc:
+                failure = self._translate(exc, mode, timeouts)
+                if failure is None:  # the server does not support this response_format: degrade
                     self._json_mode_index += 1
                     continue
-                if exc.status_code >= 500 or exc.status_code in (408, 409):
-                    raise TransientLLMError(f"HTTP {exc.status_code} from {self.base_url}",
-                                            status=exc.status_code, retry_after=_retry_after(exc)) from exc
-                if exc.status_code == 404:
-                    raise LLMError(f"HTTP 404 from {self.base_url}: model {self.model!r} or endpoint not found "
-                                   f"({_message(exc)})") from exc
-                raise LLMError(f"HTTP {exc.status_code} from {self.base_url}: {_message(exc)}") from exc
+            if failure is not None:
+                # raised outside the except block: no chained client exception carries the raw body
+                raise failure
             latency = time.perf_counter() - t0
             break
 
-        if not getattr(resp, "choices", None):
-            raise TransientLLMError(f"empty completion from {self.base_url}")
-        choice = resp.choices[0]
-        text = choice.message.content or ""
-        u = getattr(resp, "usage", None)
-        if u is not None and getattr(u, "completion_tokens", None) is not None:
-            usage = Usage(int(u.prompt_tokens or 0), int(u.completion_tokens or 0))
+        text, finish_reason, u = parse_completion(content, content_type, self.base_url)
+        if u is not None:
+            usage = Usage(*u)
         else:
-            usage = Usage(sum(estimate_tokens(m["content"]) for m in msgs), estimate_tokens(text), estimated=True)
+            usage = Usage(sum(estimate_tokens(m["content"]) for m in kwargs["messages"]), estimate_tokens(text),
+                          estimated=True)
         return ChatResponse(text=text, backend=self.backend, model=self.model, usage=usage, latency_s=latency,
-                            finish_reason=getattr(choice, "finish_reason", None), json_mode=mode)
+                            finish_reason=finish_reason, json_mode=mode)
+
+    def _translate(self, exc: Any, mode: str | None, timeouts: Any) -> LLMError | None:
+        """The typed error for a client exception, or ``None`` when the JSON mode should degrade."""
+        import openai
+        can_degrade = mode is not None and self._json_mode_index < len(_JSON_MODES) - 1
+        if isinstance(exc, openai.APITimeoutError):
+            if refused(exc):  # could not even connect within connect_timeout
+                return ServerUnavailableError(self.base_url, f"no connection within {timeouts.connect:g}s "
+                                                             "(connect_timeout)")
+            return TransientLLMError(f"no answer from {self.base_url} within {timeouts.read:g}s (timeout)")
+        if isinstance(exc, openai.APIConnectionError):
+            if refused(exc):  # nothing listens there: a configuration error, not worth retrying
+                return ServerUnavailableError(self.base_url, type(exc.__cause__ or exc).__name__)
+            # the server was reached but dropped the connection mid-request: transient
+            return TransientLLMError(f"connection to {self.base_url} dropped ({type(exc.__cause__ or exc).__name__})")
+        if isinstance(exc, openai.RateLimitError):
+            return TransientLLMError(f"HTTP 429 from {self.base_url}", status=429, retry_after=_retry_after(exc))
+        if isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)):
+            if can_degrade:
+                return None
+            return LLMError(f"HTTP {exc.status_code} from {self.base_url}: {error_detail(exc)}")
+        if isinstance(exc, openai.APIStatusError):
+            if mode in ("json_schema", "json_object") and "response_format" in error_detail(exc) and can_degrade:
+                return None  # some servers (llama_cpp.server) answer an unsupported response_format with a 500
+            if exc.status_code >= 500 or exc.status_code in (408, 409):
+                return TransientLLMError(f"HTTP {exc.status_code} from {self.base_url}", status=exc.status_code,
+                                         retry_after=_retry_after(exc))
+            if exc.status_code == 404:
+                return LLMError(f"HTTP 404 from {self.base_url}: model {self.model!r} or endpoint not found "
+                                f"({error_detail(exc)})")
+            return LLMError(f"HTTP {exc.status_code} from {self.base_url}: {error_detail(exc)}")
+        # anything else the client raises: typed, one line, redacted
+        return LLMError(f"request to {self.base_url} failed: {type(exc).__name__}: {exc}")
 
 
-def _refused(exc: BaseException) -> bool:
+def _snippet(content: bytes, n: int = 60) -> str:
+    text = " ".join(content[:400].decode("utf-8", errors="replace").split())
+    return repr(text[:n] + ("..." if len(text) > n else ""))
+
+
+def parse_completion(content: bytes, content_type: str = "", base_url: str = "the server"
+                     ) -> tuple[str, str | None, tuple[int, int] | None]:
+    """``(text, finish_reason, (prompt_tokens, completion_tokens) or None)`` from a chat-completion body.
+
+    Raises :class:`TruncatedResponseError` (retried) for an empty or cut-off body and a completion without
+    choices, :class:`MalformedResponseError` for anything else that is not a usable completion.
+    """
+    ctype = (content_type or "").split(";")[0].strip() or "no content-type"
+    if not content.strip():
+        raise TruncatedResponseError(f"empty body from {base_url} (HTTP 200, {ctype})")
+    try:
+        obj = json.loads(content)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        if content.lstrip()[:1] in (b"{", b"["):  # JSON that was cut off (or broken) on the way
+            raise TruncatedResponseError(f"truncated or invalid JSON from {base_url} ({len(content)} bytes, "
+                                         f"ends {_snippet(content[-60:])})") from None
+        raise MalformedResponseError(f"{base_url} answered with a body that is not JSON ({ctype}, {len(content)} "
+                                     f"bytes, starts {_snippet(content)}): is the base URL an OpenAI-compatible "
+                                     "API (usually ending in /v1)?") from None
+    if not isinstance(obj, dict):
+        raise MalformedResponseError(f"{base_url} answered with JSON that is not a chat completion "
+                                     f"(a {type(obj).__name__}, starts {_snippet(content)})")
+    if "error" in obj and not obj.get("choices"):
+        err = obj["error"]
+        msg = err.get("message") if isinstance(err, dict) else err
+        raise MalformedResponseError(f"{base_url} answered HTTP 200 with an error: {str(msg)[:200]}")
+    choices = obj.get("choices")
+    if choices is None or choices == []:
+        raise TruncatedResponseError(f"completion from {base_url} has no choices")
+    if not isinstance(choices, list) or not isinstance(choices[0], dict):
+        raise MalformedResponseError(f"completion from {base_url} has malformed choices "
+                                     f"({type(choices).__name__}, expected a list of objects)")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedResponseError(f"completion from {base_url} has no message object in choices[0] "
+                                     f"(got {type(message).__name__})")
+    text = message.get("content")
+    if text is None:
+        refusal = message.get("refusal")
+        why = f"refusal: {str(refusal)[:200]}" if refusal else "content is null"
+        raise MalformedResponseError(f"completion from {base_url} carries no text ({why})")
+    if not isinstance(text, str):
+        raise MalformedResponseError(f"completion from {base_url} has content of type {type(text).__name__}, "
+                                     "expected a string")
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    u = obj.get("usage")
+    usage = None
+    if isinstance(u, dict):
+        p, c = u.get("prompt_tokens"), u.get("completion_tokens")
+        if (isinstance(p, int) and isinstance(c, int) and not isinstance(p, bool) and not isinstance(c, bool)
+                and p >= 0 and c >= 0):
+            usage = (p, c)
+    return text, finish, usage
+
+
+def refused(exc: BaseException) -> bool:
     """True when the connection could not be opened at all (refused, unknown host, connect timeout)."""
     seen: BaseException | None = exc
     while seen is not None:
@@ -150,9 +257,17 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
-def _message(exc: Any) -> str:
+def error_detail(exc: Any, limit: int = 300) -> str:
+    """One redacted line describing an HTTP error: the client's message and the body (HTML bodies
+    reduced to their text), at most ``limit`` characters."""
     text = str(getattr(exc, "message", "") or exc)
     body = getattr(exc, "body", None)
     if body is not None and "response_format" not in text:
-        text += " " + str(body)
-    return text if len(text) < 300 else text[:297] + "..."
+        b = body if isinstance(body, str) else json.dumps(body, default=str)
+        if b not in text:
+            text += " " + b
+    if "<" in text and ">" in text:  # an HTML error page: keep its words
+        import re
+        text = re.sub(r"<[^>]*>", " ", text)
+    text = redact(" ".join(text.split()))
+    return text if len(text) < limit else text[: limit - 3] + "..."

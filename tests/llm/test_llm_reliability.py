@@ -1,0 +1,255 @@
+"""Model faults against the loopback fake server: bodies that are not completions, hanging servers,
+keys echoed back; options in the spec; the context window."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from fairarena.errors import InputError
+from fairarena.llm import (
+    ContextOverflowError, LLMError, MalformedResponseError, RetriesExhaustedError, ServerUnavailableError,
+    TransientLLMError, build_model, parse_model_spec, redact,
+)
+from fairarena.llm.base import call_deadline, estimate_prompt_tokens, remaining_time
+from fairarena.llm.openai_backend import parse_completion
+from fairarena.llm.wrappers import RetryingModel
+
+MSG = [{"role": "user", "content": "Allocate the ventilator."}]
+KEY = "fa-live-7Qx2LmN9pR4sT8vW1yZ3"  # not an sk- shape: only redaction by value can catch it
+
+
+def _model(srv, spec_opts: str = "", **kw):
+    m = build_model(f"openai:m@{srv.base_url}{spec_opts}", **kw)
+    slept: list[float] = []
+    m.find(RetryingModel)._sleep = slept.append
+    return m, slept
+
+
+# ----------------------------------------------------------------------------- bodies that are not completions
+@pytest.mark.parametrize("raw, kind, fragment", [
+    ((200, "text/html", b"<html><body><h1>Welcome to nginx!</h1></body></html>"), MalformedResponseError,
+     "body that is not JSON (text/html"),
+    ((200, "text/plain", b"upstream connect error or disconnect/reset before headers"), MalformedResponseError,
+     "not JSON (text/plain"),
+    ((200, "application/json", b'{"id": "x", "choices": [{"message": {"content": "hel'), TransientLLMError,
+     "truncated or invalid JSON"),
+    ((200, "application/json", b""), TransientLLMError, "empty body"),
+    ((200, "application/json", b"[1, 2, 3]"), MalformedResponseError, "not a chat completion (a list"),
+    ((200, "application/json", b"\xff\xfe\x00garbage"), MalformedResponseError, "not JSON"),
+])
+def test_non_completion_bodies_are_typed_one_line_errors(fake_server, raw, kind, fragment):
+    fake_server.raw = raw
+    m, _ = _model(fake_server, retries=2)
+    with pytest.raises(LLMError) as exc:
+        m.chat(MSG)
+    err = exc.value.last if isinstance(exc.value, RetriesExhaustedError) else exc.value
+    assert isinstance(err, kind), repr(exc.value)
+    assert fragment in str(exc.value)
+    assert "\n" not in str(exc.value) and fake_server.base_url in str(exc.value)
+    # retried only when it may be a transient cut-off
+    assert len(fake_server.requests) == (2 if kind is TransientLLMError else 1)
+
+
+@pytest.mark.parametrize("completion, kind, fragment", [
+    ({"id": "x", "object": "chat.completion"}, TransientLLMError, "no choices"),
+    ({"choices": []}, TransientLLMError, "no choices"),
+    ({"choices": "abc"}, MalformedResponseError, "malformed choices"),
+    ({"choices": [None]}, MalformedResponseError, "malformed choices"),
+    ({"choices": [{"index": 0}]}, MalformedResponseError, "no message object"),
+    ({"choices": [{"message": {"role": "assistant", "content": None}}]}, MalformedResponseError, "content is null"),
+    ({"choices": [{"message": {"content": None, "refusal": "I can't"}}]}, MalformedResponseError, "refusal: I can't"),
+    ({"choices": [{"message": {"content": 42}}]}, MalformedResponseError, "content of type int"),
+    ({"error": {"message": "model is loading"}}, MalformedResponseError, "HTTP 200 with an error: model is loading"),
+])
+def test_malformed_completions_are_typed(fake_server, completion, kind, fragment):
+    fake_server.completion = completion
+    m, _ = _model(fake_server, retries=1)
+    with pytest.raises(LLMError) as exc:
+        m.chat(MSG)
+    err = exc.value.last if isinstance(exc.value, RetriesExhaustedError) else exc.value
+    assert isinstance(err, kind) and fragment in str(exc.value)
+
+
+def test_odd_but_usable_completion_fields_are_tolerated(fake_server):
+    fake_server.completion = {"choices": [{"message": {"content": "ok"}, "finish_reason": 7}],
+                              "usage": {"prompt_tokens": "11", "completion_tokens": None}}
+    m, _ = _model(fake_server)
+    r = m.chat(MSG)
+    assert r.text == "ok" and r.finish_reason is None
+    assert r.usage.estimated and r.usage.prompt_tokens > 0  # bad usage types: estimated, not trusted
+
+
+def test_parse_completion_pins_the_good_case():
+    body = json.dumps({"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
+    assert parse_completion(body, "application/json") == ("hi", "stop", (3, 1))
+
+
+def test_html_error_pages_become_one_line(fake_server):
+    fake_server.raw = (502, "text/html", b"<html>\n<head><title>502 Bad Gateway</title></head>\n<body>nginx</body></html>")
+    m, _ = _model(fake_server, retries=1)
+    with pytest.raises(RetriesExhaustedError) as exc:
+        m.chat(MSG)
+    assert "HTTP 502" in str(exc.value) and "\n" not in str(exc.value)
+    fake_server.raw = (403, "text/html", b"<html>\n<body><h1>Forbidden</h1>\n</body></html>")
+    with pytest.raises(LLMError) as exc:
+        m.chat(MSG)
+    assert "HTTP 403" in str(exc.value) and "Forbidden" in str(exc.value) and "<" not in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- time-outs
+def test_a_hanging_server_fails_within_the_read_timeout(fake_server):
+    fake_server.hang = 60
+    m, slept = _model(fake_server, "?timeout=0.5", retries=1)
+    t0 = time.monotonic()
+    with pytest.raises(RetriesExhaustedError, match=r"no answer from .* within 0.5s \(timeout\)"):
+        m.chat(MSG)
+    assert time.monotonic() - t0 < 30  # far below the 60 s hang; the bound itself is pinned in the message
+
+
+def test_total_timeout_bounds_all_attempts(fake_server):
+    fake_server.hang = 60
+    m = build_model(f"openai:m@{fake_server.base_url}?timeout=5&total_timeout=0.8", retries=50, base_delay=0.01,
+                    max_delay=0.01)
+    t0 = time.monotonic()
+    with pytest.raises(RetriesExhaustedError, match=r"total_timeout 0.8s spent"):
+        m.chat(MSG)
+    took = time.monotonic() - t0
+    assert took < 30
+    # every attempt's read time-out was cut to what was left of the 0.8 s: far fewer than 50 attempts
+    assert 1 <= len(fake_server.requests) < 50
+
+
+def test_call_deadline_nests_to_the_earlier_one():
+    assert remaining_time() is None
+    with call_deadline(100):
+        with call_deadline(1000):
+            assert remaining_time() <= 100
+        with call_deadline(1):
+            assert remaining_time() <= 1
+    assert remaining_time() is None
+
+
+def test_timeouts_reach_the_client_and_kwargs_are_overridden_by_the_spec(fake_server):
+    m = build_model(f"openai:m@{fake_server.base_url}?connect_timeout=2", timeout=7, total_timeout=30)
+    inner = m.unwrap()
+    assert (inner.timeout, inner.connect_timeout) == (7.0, 2.0)
+    assert m.find(RetryingModel).total_timeout == 30.0
+    m2 = build_model(f"openai:m@{fake_server.base_url}?timeout=3", timeout=7)
+    assert m2.unwrap().timeout == 3.0
+    # defaults: 120 s read, 10 s connect, 300 s over all retries
+    d = build_model(f"openai:m@{fake_server.base_url}")
+    assert (d.unwrap().timeout, d.unwrap().connect_timeout, d.find(RetryingModel).total_timeout) == (120.0, 10.0, 300.0)
+
+
+@pytest.mark.parametrize("spec, field", [
+    ("openai:m@http://127.0.0.1:1/v1?timeout=0", "timeout"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout=nan", "timeout"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout=abc", "timeout"),
+    ("openai:m@http://127.0.0.1:1/v1?connect_timeout=-1", "connect_timeout"),
+    ("openai:m@http://127.0.0.1:1/v1?context_window=8", "context_window"),
+    ("openai:m@http://127.0.0.1:1/v1?retries=3", "model"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout=1&timeout=2", "model"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout", "model"),
+    ("llamacpp:smollm2?n_ctx=abc", "n_ctx"),
+    ("scripted:echo?x=1", "model"),
+])
+def test_bad_spec_options_are_input_errors_at_parse_time(spec, field):
+    with pytest.raises(InputError) as exc:
+        parse_model_spec(spec)
+    assert exc.value.field == field
+
+
+def test_spec_options_round_trip_through_str():
+    s = "openai:qwen2.5:0.5b@http://127.0.0.1:11434/v1?timeout=30&connect_timeout=5"
+    ms = parse_model_spec(s)
+    assert (ms.model, ms.base_url, ms.opts) == ("qwen2.5:0.5b", "http://127.0.0.1:11434/v1",
+                                                 {"timeout": 30.0, "connect_timeout": 5.0})
+    assert parse_model_spec(str(ms)) == ms
+
+
+def test_a_bad_keyword_option_is_an_input_error_and_another_backends_is_ignored():
+    with pytest.raises(InputError) as exc:
+        build_model("scripted:echo", timout=3)
+    assert exc.value.field == "timout" and "connect_timeout" in str(exc.value)
+    assert build_model("scripted:echo", timeout=3).chat(MSG).text == MSG[0]["content"]
+
+
+# ----------------------------------------------------------------------------- secrets
+def test_an_echoed_key_never_reaches_the_error(fake_server, monkeypatch):
+    monkeypatch.setenv("FAIRARENA_API_KEY", KEY)
+    fake_server.echo_key = True
+    m, _ = _model(fake_server)
+    with pytest.raises(LLMError) as exc:
+        m.chat(MSG)
+    assert fake_server.headers[-1]["authorization"] == f"Bearer {KEY}"  # the server did see it
+    assert "HTTP 401" in str(exc.value) and KEY not in str(exc.value) and "[REDACTED]" in str(exc.value)
+    assert exc.value.__cause__ is None and exc.value.__context__ is None or KEY not in repr(exc.value.__context__)
+    assert KEY not in json.dumps(m.totals.records)
+
+
+def test_redact_by_value_and_by_shape():
+    assert redact(f"key={KEY}!", secrets=[KEY]) == "key=[REDACTED]!"
+    assert redact("Authorization: Bearer abc.def-ghi_jkl") == "Authorization: Bearer [REDACTED]"
+    assert redact("Incorrect API key provided: sk-proj-AbC123dEf456GhI789.") == \
+        "Incorrect API key provided: [REDACTED]."
+    assert redact('x-api-key: "9f86d081884c7d659a2feaa0c55ad015"') == 'x-api-key: "[REDACTED]"'
+    assert redact("token=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N") == \
+        "token=[REDACTED]"
+    # ordinary text, numbers, hashes outside an auth context and short "keys" are kept
+    for keep in ("the token budget is spent", "Basic needs come first", "risk-adjusted allocation",
+                 "prompt of 4142 tokens exceeds the context window of 4096",
+                 "cache 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"):
+        assert redact(keep) == keep
+    assert redact("not-needed", secrets=["x"]) == "not-needed"
+    assert redact(None) is None and redact(3) == 3
+
+
+def test_redact_uses_the_environment_key(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    assert KEY not in redact(f"rejected {KEY} (a key of odd shape)")
+
+
+def test_redact_obj_walks_records(monkeypatch):
+    from fairarena.llm import redact_obj
+    monkeypatch.setenv("FAIRARENA_API_KEY", KEY)
+    rec = {"error": f"bad key {KEY}", "nested": [{"t": (KEY, 1)}], KEY: 2}
+    out = redact_obj(rec)
+    assert KEY not in json.dumps(out) and out["nested"][0]["t"][1] == 1
+
+
+def test_every_llm_error_is_redacted_at_construction(monkeypatch):
+    monkeypatch.setenv("FAIRARENA_API_KEY", KEY)
+    for err in (LLMError(f"x {KEY}"), TransientLLMError(f"y {KEY}", status=500),
+                ServerUnavailableError("http://h/v1", KEY), RetriesExhaustedError(2, LLMError(f"z\n{KEY}"))):
+        assert KEY not in str(err) and "\n" not in str(err)
+
+
+# ----------------------------------------------------------------------------- context window
+def test_openai_refuses_a_prompt_beyond_its_context_window(fake_server):
+    m, _ = _model(fake_server, "?context_window=64")
+    assert m.context_window == 64 and m.max_prompt_tokens(16) == 48
+    short = [{"role": "user", "content": "x" * 50}]
+    assert m.count_tokens(short) == estimate_prompt_tokens(short) == 8 + 15 + 8
+    m.chat(short, max_tokens=16)
+    with pytest.raises(ContextOverflowError) as exc:
+        m.chat([{"role": "user", "content": "x" * 200}], max_tokens=16)
+    e = exc.value
+    assert (e.prompt_tokens, e.max_tokens, e.context_window) == (74, 16, 64)
+    assert "at most 48 tokens" in str(e)
+    assert len(fake_server.requests) == 1  # nothing was sent for the refused prompt
+
+
+def test_prompt_estimate_is_conservative_against_the_four_chars_rule():
+    text = "The ventilator goes to the patient with the best prognosis. " * 20
+    est = estimate_prompt_tokens([{"role": "user", "content": text}])
+    assert est >= len(text) / 3.5 and est >= len(text) / 4 * 1.1
+
+
+def test_scripted_models_have_no_window():
+    m = build_model("scripted:echo")
+    assert m.context_window is None and m.max_prompt_tokens(100) is None
+    assert m.count_tokens(MSG) == estimate_prompt_tokens(MSG)
