@@ -37,7 +37,7 @@ def test_cohort_command_writes_a_valid_seeded_cohort(cohort_file, tmp_path):
     assert run("cohort", "--seed", "7", "--capacity", "tight", "--out", str(again)).exit_code == 0
     assert load_cohort(again).patients == c.patients
     res = run("cohort", "--seed", "3", "--capacity", "high")
-    assert res.exit_code == 0 and json.loads(res.stdout)["capacity"]["ICU"] == 4
+    assert res.exit_code == 0 and json.loads(res.stdout)["capacity"]["ICU"] == 5
 
 
 @pytest.mark.parametrize("framework", list(FRAMEWORKS))

@@ -63,9 +63,9 @@ FINAL32 = {
 }
 
 
-def test_cohort32_final_allocation_metrics_and_medA_overshoot():
+def test_handmade_final_allocation_metrics_and_medA_overshoot_fractional():
     cohort = parse_cohort(COHORT32)
-    m = compute_metrics(cohort, FINAL32)
+    m = compute_metrics(cohort, FINAL32, cnss="fractional")
     # CNSS by hand: P2 (1 + 1 + 5/10)/3, P5 (0 + 1 + 1)/3, P6 (0+0+5/10+6/12)/4, P8 (0 + 1 + 5/6)/3
     assert m["cnss"] == pytest.approx([1, 5 / 6, 1, 5 / 6, 2 / 3, 1 / 4, 2 / 3, 11 / 18])
     assert m["esg"] == pytest.approx(329 / 90)
@@ -91,9 +91,11 @@ def test_violations_spelled_out_for_each_kind():
     assert "ICU total 2.5 exceeds capacity 2" in v
     assert "MedA total 50 exceeds capacity 45" in v
     assert len(v) == 4
-    m = compute_metrics(cohort, alloc)
+    m = compute_metrics(cohort, alloc, cnss="fractional")
     assert m["waste"] == {"Ventilator": 1.0}
     assert m["cnss"][4] == pytest.approx((0.5 + 1 + 1) / 3)
+    # indicator: half a bed is below the one-unit clinical minimum, so the ICU need is not met
+    assert compute_metrics(cohort, alloc)["cnss"][4] == pytest.approx(2 / 3)
 
 
 def test_overallocation_is_capped_at_full_satisfaction():
@@ -138,9 +140,12 @@ def test_weight_rules_by_hand():
                  family="married, no children"),  # d = 1+1+1 = 3 ; v = 1+1+0+1 ("children") = 3
     ]
     cohort = parse_cohort({"patients": pats, "capacity": COHORT32["capacity"]})
-    w, v = cohort_weights(cohort)
+    w, v = cohort_weights(cohort, "points")
     assert w == pytest.approx(np.array([4.5, 1, 3]) / 8.5)
     assert v == pytest.approx(np.array([4, 1, 3]) / 8)
+    # the paper's rule (default): 1 / SES rank, low = rank 1, middle = 2, high = 3
+    w, _ = cohort_weights(cohort)
+    assert w == pytest.approx(np.array([1, 1 / 3, 1 / 2]) / (11 / 6))
 
 
 def test_explicit_weights_win_and_are_normalised():
@@ -156,7 +161,9 @@ def test_survival_labels():
 
 def test_framework_registry():
     assert set(FRAMEWORKS) == {"utilitarian", "egalitarian", "rawlsian", "prioritarian", "care", "libertarian"}
-    assert {f.metric for f in FRAMEWORKS.values()} == set(METRIC_KEYS)
+    # every framework's own metric is a metric; the nursing Gini is the paper's (Table 2) egalitarian column
+    assert {f.metric for f in FRAMEWORKS.values()} == set(METRIC_KEYS) - {"gini"}
+    assert FRAMEWORKS["egalitarian"].metric == "gini_cnss" and FRAMEWORKS["egalitarian"].paper_metric == "gini"
     assert FRAMEWORKS["egalitarian"].direction == "min" and FRAMEWORKS["libertarian"].direction == "min"
     assert FRAMEWORKS["egalitarian"].better(0.1, 0.2) and FRAMEWORKS["utilitarian"].better(2, 1)
 

@@ -30,15 +30,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from fairarena.allocation.optimal import (
-    AllocationMILP,
-    InfeasibleMILP,
-    _add,
-    add_gini_bound,
-    framework_optima,
-)
+from fairarena.allocation.frameworks import FRAMEWORKS, framework_optima, get_framework
+from fairarena.allocation.metrics import compute_metrics, gini, need_satisfaction
+from fairarena.allocation.milp import AllocationMILP, InfeasibleMILP, add_gini_bound
 from fairarena.allocation.problem import AllocationProblem
-from fairarena.allocation.welfare import FRAMEWORKS, compute_metrics, get_framework, gini, need_satisfaction
 
 __all__ = [
     "NonDegeneracyReport",

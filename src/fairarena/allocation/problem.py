@@ -19,6 +19,8 @@ import numpy as np
 from fairarena.errors import InputError
 
 __all__ = [
+    "CNSS_FORMS",
+    "DEFAULT_CNSS",
     "AllocationProblem",
     "allocation_from_mapping",
     "allocation_to_mapping",
@@ -28,6 +30,15 @@ __all__ = [
 ]
 
 _INT_ATOL = 1e-9
+
+#: the two forms of need satisfaction (``CNSS``); see docs/triage.md
+CNSS_FORMS: dict[str, str] = {
+    "indicator": "a need counts as met when the patient receives at least the clinical minimum of the "
+                 "resource (default one unit, never more than the need): sat = [x >= min(minimum, need)]; "
+                 "the paper's (arXiv 2604.13705, cohort 32 of its Appendix E)",
+    "fractional": "sat = min(1, x / need): partial amounts count in proportion",
+}
+DEFAULT_CNSS = "indicator"
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -51,6 +62,11 @@ class AllocationProblem:
         disadvantage: ``(n,)`` disadvantage weights ``w`` (non-negative, sum 1).
         vulnerability: ``(n,)`` vulnerability weights ``v`` (non-negative, sum 1).
         gini_resource: the resource whose per-individual amounts the ``gini`` metric measures.
+        cnss: the need-satisfaction form, ``"indicator"`` (default, the paper's) or ``"fractional"``
+            (:data:`CNSS_FORMS`).
+        cnss_minimum: ``(R,)`` clinical minimum amount of each resource that counts as meeting a need
+            under the indicator form (default 1 unit of every resource); per patient it is capped at
+            the need, ``threshold[i, r] = min(cnss_minimum[r], need[i, r])``.
     """
 
     ids: tuple[str, ...]
@@ -63,8 +79,11 @@ class AllocationProblem:
     disadvantage: np.ndarray
     vulnerability: np.ndarray
     gini_resource: str = "Nursing"
+    cnss: str = DEFAULT_CNSS
+    cnss_minimum: Any = None
     needed: np.ndarray = field(init=False, repr=False)
     n_needed: np.ndarray = field(init=False, repr=False)
+    threshold: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         ids = tuple(str(i) for i in self.ids)
@@ -114,8 +133,15 @@ class AllocationProblem:
                 i = int(bad[0])
                 raise InputError(f"need[{ids[i]}].{resources[r]}", need[i, r],
                                  "an integer (indivisible resource)")
+        if self.cnss not in CNSS_FORMS:
+            raise InputError("cnss", self.cnss, f"one of {list(CNSS_FORMS)}")
+        minimum = (np.ones(R) if self.cnss_minimum is None
+                   else arr("cnss_minimum", self.cnss_minimum, (R,)))
+        if np.any(minimum <= 0):
+            raise InputError("cnss_minimum", minimum.tolist(), "amounts > 0")
         needed = need > 0
         n_needed = needed.sum(axis=1)
+        threshold = np.where(needed, np.minimum(minimum[None, :], need), 0.0)
         if np.any(n_needed == 0):
             i = int(np.flatnonzero(n_needed == 0)[0])
             raise InputError(f"need[{ids[i]}]", {}, "at least one needed resource per individual")
@@ -132,6 +158,8 @@ class AllocationProblem:
         set_(self, "vulnerability", _readonly(weights["vulnerability"]))
         set_(self, "needed", _readonly(needed))
         set_(self, "n_needed", _readonly(n_needed.astype(float)))
+        set_(self, "cnss_minimum", _readonly(minimum))
+        set_(self, "threshold", _readonly(threshold))
 
     # -- shape helpers -----------------------------------------------------------------------
     @property
@@ -148,6 +176,12 @@ class AllocationProblem:
     def gini_index(self) -> int:
         """Column index of :attr:`gini_resource`."""
         return self.resources.index(self.gini_resource)
+
+    def with_options(self, **changes: Any) -> "AllocationProblem":
+        """A copy with some fields changed, e.g. ``problem.with_options(cnss="fractional")``."""
+        import dataclasses
+
+        return dataclasses.replace(self, **changes)
 
     def zeros(self) -> np.ndarray:
         """The empty allocation (always feasible)."""

@@ -13,10 +13,13 @@ from rich.table import Table
 from fairarena.cli_common import cli_errors, console, emit_json
 from fairarena.fsutil import atomic_write_json
 from fairarena.provenance import run_record
-from fairarena.triage.cohort import CAPACITY_VARIANTS, load_cohort, sample_cohort
+from fairarena.allocation.problem import CNSS_FORMS, DEFAULT_CNSS
+from fairarena.triage.archetypes import sample_cohort
+from fairarena.triage.cohort import CAPACITY_VARIANTS, DEFAULT_DISADVANTAGE, DISADVANTAGE_RULES, Cohort, load_cohort
 from fairarena.triage.metrics import (
     FRAMEWORKS,
     METRIC_KEYS,
+    METRICS,
     allocation_to_mapping,
     check_nondegenerate,
     compute_metrics,
@@ -26,6 +29,20 @@ from fairarena.triage.metrics import (
 
 CapacityVariant = Enum("CapacityVariant", {k: k for k in CAPACITY_VARIANTS}, type=str)  # type: ignore[misc]
 FrameworkName = Enum("FrameworkName", {k: k for k in FRAMEWORKS}, type=str)  # type: ignore[misc]
+
+CNSS_HELP = ("Need satisfaction: indicator (the paper's: a need counts when at least the clinical minimum, one "
+             "unit, is given) or fractional (min(1, x/need)).")
+WEIGHTS_HELP = "DW-ESG weights: ses-rank (the paper's, 1/SES rank) or points (1 + SES + citizenship points)."
+
+
+def _problem(cohort: Cohort, cnss: str, weights: str) -> Any:
+    if cnss not in CNSS_FORMS:
+        from fairarena.errors import InputError
+
+        raise InputError("--cnss", cnss, f"one of {', '.join(CNSS_FORMS)}")
+    DISADVANTAGE_RULES.check(weights)
+    return cohort.to_problem(cnss=cnss, disadvantage=weights)
+
 
 triage_app = typer.Typer(name="triage", help="Hospital-triage allocation: cohorts, metrics, optima.",
                          no_args_is_help=True)
@@ -41,10 +58,15 @@ def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
     table.add_column("value", justify="right")
     table.add_column("framework")
     table.add_column("direction")
-    by_metric = {f.metric: f for f in FRAMEWORKS.values()}
+    owners: dict[str, list[str]] = {}
+    for f in FRAMEWORKS.values():
+        owners.setdefault(f.metric, []).append(f.name)
+        if f.paper_metric and f.paper_metric != f.metric:
+            owners.setdefault(f.paper_metric, []).append(f"{f.name} (paper's Table 2)")
     for k in METRIC_KEYS:
-        f = by_metric[k]
-        table.add_row(f.label, f"{m[k]:.4f}", f.name, "higher" if f.direction == "max" else "lower")
+        mt = METRICS.get(k)
+        table.add_row(mt.label, f"{m[k]:.4f}", ", ".join(owners.get(k, [])),
+                      "higher" if mt.direction == "max" else "lower")
     console.print(table)
     console.print("CNSS: " + ", ".join(f"{pid} {c:.3f}" for pid, c in zip(ids, m["cnss"])))
     if m["feasible"]:
@@ -81,10 +103,12 @@ def metrics_cmd(
     cohort: Path = typer.Option(..., "--cohort", help="Cohort JSON file."),
     allocation: Path = typer.Option(..., "--allocation", help='Allocation JSON {"allocation": {...}}.'),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    cnss: str = typer.Option(DEFAULT_CNSS, "--cnss", help=CNSS_HELP),
+    weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
-    """Score an allocation under the six metrics; infeasible allocations are scored and flagged."""
+    """Score an allocation under the metrics; infeasible allocations are scored and flagged."""
     c = load_cohort(cohort)
-    problem = c.to_problem()
+    problem = _problem(c, cnss, weights)
     m = compute_metrics(problem, load_allocation(allocation, problem))
     if as_json:
         emit_json(_metrics_json(m))
@@ -100,19 +124,21 @@ def optimal_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the allocation file here."),
     leximin: bool = typer.Option(False, "--leximin", help="Rawlsian: refine max-min to full leximin."),
+    cnss: str = typer.Option(DEFAULT_CNSS, "--cnss", help=CNSS_HELP),
+    weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
     """The allocation one framework would choose alone (exact MILP / entitlement rule)."""
     c = load_cohort(cohort)
-    problem = c.to_problem()
+    problem = _problem(c, cnss, weights)
     x = optimal_allocation(problem, framework.value, leximin=leximin)
     alloc = allocation_to_mapping(problem, x)
     m = _metrics_json(compute_metrics(problem, x))
     if out is not None:
         atomic_write_json(out, {"allocation": alloc, "meta": {
-            "framework": framework.value, "cohort": str(cohort),
+            "framework": framework.value, "cohort": str(cohort), "cnss": cnss, "weights": weights,
             "provenance": run_record({"command": "triage optimal", "framework": framework.value}, None)}})
     if as_json:
-        emit_json({"framework": framework.value, "allocation": alloc, "metrics": m})
+        emit_json({"framework": framework.value, "cnss": cnss, "weights": weights, "allocation": alloc, "metrics": m})
         return
     table = Table(title=f"{framework.value} allocation")
     table.add_column("patient")
@@ -132,9 +158,11 @@ def nondegenerate_cmd(
     cohort: Path = typer.Option(..., "--cohort", help="Cohort JSON file."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     tolerance: float = typer.Option(1e-4, "--tolerance", min=0.0, help="Loss tolerance per framework."),
+    cnss: str = typer.Option(DEFAULT_CNSS, "--cnss", help=CNSS_HELP),
+    weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
     """Do the six frameworks' optima disagree? Exact MILP check, loss matrix, conflicting pairs."""
-    report = check_nondegenerate(load_cohort(cohort).to_problem(), tol=tolerance)
+    report = check_nondegenerate(_problem(load_cohort(cohort), cnss, weights), tol=tolerance)
     if as_json:
         emit_json(report.to_dict())
         return

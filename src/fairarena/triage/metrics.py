@@ -9,18 +9,17 @@ from typing import Any, Mapping, Union
 
 import numpy as np
 
-from fairarena.allocation import nondegeneracy as _nd
-from fairarena.allocation import optimal as _opt
-from fairarena.allocation import problem as _prob
-from fairarena.allocation import welfare as _wel
+from fairarena.allocation import frameworks, metrics, nondegeneracy, problem as allocation_problem
+from fairarena.allocation.frameworks import FRAMEWORKS, Framework, get_framework
+from fairarena.allocation.metrics import METRIC_KEYS, METRICS
 from fairarena.allocation.problem import AllocationProblem, allocation_from_mapping, allocation_to_mapping
-from fairarena.allocation.welfare import FRAMEWORKS, METRIC_KEYS, Framework, get_framework
 from fairarena.errors import InputError
 from fairarena.triage.cohort import Cohort, as_problem, read_json
 
 __all__ = [
     "FRAMEWORKS",
     "METRIC_KEYS",
+    "METRICS",
     "Framework",
     "get_framework",
     "as_allocation",
@@ -64,34 +63,36 @@ def load_allocation(path: str | os.PathLike[str], problem: ProblemLike) -> np.nd
     return allocation_from_mapping(as_problem(problem), data["allocation"])
 
 
-def compute_metrics(problem: ProblemLike, allocation: AllocationLike) -> dict[str, Any]:
-    """``{"esg", "rmg", "var", "dw_esg", "vwci", "gini", "cnss", "feasible", "violations", "waste"}``."""
+def compute_metrics(problem: ProblemLike, allocation: AllocationLike, *, cnss: str | None = None) -> dict[str, Any]:
+    """``{"esg", "rmg", "var", "dw_esg", "vwci", "gini", "gini_cnss", "cnss", "feasible", "violations",
+    "waste"}`` (:func:`fairarena.allocation.compute_metrics`); ``cnss`` overrides the CNSS form."""
     p = as_problem(problem)
-    return _wel.compute_metrics(p, as_allocation(p, allocation))
+    return metrics.compute_metrics(p, as_allocation(p, allocation), cnss=cnss)
 
 
-def compute_metrics_batch(problem: ProblemLike, allocations: np.ndarray) -> dict[str, np.ndarray]:
+def compute_metrics_batch(problem: ProblemLike, allocations: np.ndarray, *,
+                          cnss: str | None = None) -> dict[str, np.ndarray]:
     """Vectorised metrics for a stack ``(B, n, R)``; see :func:`fairarena.allocation.compute_metrics_batch`."""
-    return _wel.compute_metrics_batch(as_problem(problem), allocations)
+    return metrics.compute_metrics_batch(as_problem(problem), allocations, cnss=cnss)
 
 
 def check_feasibility(problem: ProblemLike, allocation: AllocationLike) -> list[str]:
     """Violation strings such as ``"MedA total 50 exceeds capacity 45"`` (empty when feasible)."""
     p = as_problem(problem)
-    return _prob.check_feasibility(p, as_allocation(p, allocation))
+    return allocation_problem.check_feasibility(p, as_allocation(p, allocation))
 
 
 def optimal_allocation(problem: ProblemLike, framework: str, **kwargs: Any) -> np.ndarray:
     """The allocation ``framework`` would choose alone (exact MILP; libertarian: entitlement rule)."""
-    return _opt.optimal_allocation(as_problem(problem), framework, **kwargs)
+    return frameworks.optimal_allocation(as_problem(problem), framework, **kwargs)
 
 
-def framework_optima(problem: ProblemLike, frameworks: list[str] | None = None) -> dict[str, np.ndarray]:
+def framework_optima(problem: ProblemLike, names: list[str] | None = None, **kwargs: Any) -> dict[str, np.ndarray]:
     """``{framework: optimal allocation}`` (default: all six)."""
-    return _opt.framework_optima(as_problem(problem), frameworks)
+    return frameworks.framework_optima(as_problem(problem), names, **kwargs)
 
 
 def check_nondegenerate(problem: ProblemLike, frameworks: list[str] | None = None,
-                        **kwargs: Any) -> _nd.NonDegeneracyReport:
+                        **kwargs: Any) -> nondegeneracy.NonDegeneracyReport:
     """Exact non-degeneracy check with loss matrix and conflicting pairs."""
-    return _nd.check_nondegenerate(as_problem(problem), frameworks, **kwargs)
+    return nondegeneracy.check_nondegenerate(as_problem(problem), frameworks, **kwargs)

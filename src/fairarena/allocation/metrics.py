@@ -1,0 +1,141 @@
+"""The one home of allocation metrics: need satisfaction (CNSS), the Gini coefficient, and every
+metric of an allocation, for one allocation or a stack of them.
+
+All functions are pure and vectorised: an allocation is ``(n, R)`` or a stack ``(B, n, R)``.
+
+Need satisfaction of individual ``i`` over the resources it needs ``N_i = {r : need[i, r] > 0}``
+(the problem's ``cnss`` form, :data:`~fairarena.allocation.problem.CNSS_FORMS`):
+
+* ``indicator`` (default, the paper's): ``sat[i, r] = 1`` if ``x[i, r] >= threshold[i, r]`` else 0, with
+  ``threshold[i, r] = min(cnss_minimum[r], need[i, r])`` (the clinical minimum, default one unit);
+* ``fractional``: ``sat[i, r] = min(1, x[i, r] / need[i, r])``;
+
+and ``CNSS_i = mean_{r in N_i} sat[i, r]``. The metrics (:data:`METRICS`, in :data:`METRIC_KEYS` order):
+
+* ``esg = sum_i s_i CNSS_i``            (utilitarian,  higher is better)
+* ``rmg = min_i CNSS_i``                (Rawlsian,     higher)
+* ``var = population variance of CNSS`` (libertarian column of the paper's Table 2, lower)
+* ``dw_esg = sum_i w_i s_i CNSS_i``     (prioritarian, higher)
+* ``vwci = sum_i v_i CNSS_i``           (care ethics,  higher)
+* ``gini`` = Gini of the problem's ``gini_resource`` amounts (nursing hours): the paper's Gini
+  (its Appendix C) and the Gini column of its Table 2 (lower)
+* ``gini_cnss`` = Gini of CNSS: what the egalitarian optimum minimises (lower)
+
+Reference: Chaki, Gourru & Velcin, "Beyond Arrow's Impossibility: Fairness as an Emergent Property of
+Multi-Agent Collaboration", arXiv 2604.13705 (2026), Appendix C.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+import numpy as np
+
+from fairarena.allocation.problem import CNSS_FORMS, AllocationProblem, check_feasibility, is_feasible, waste
+from fairarena.errors import InputError
+from fairarena.registry import Registry
+
+__all__ = [
+    "Metric",
+    "METRICS",
+    "METRIC_KEYS",
+    "need_satisfaction",
+    "gini",
+    "compute_metrics",
+    "compute_metrics_batch",
+]
+
+INDICATOR_ATOL = 1e-9
+
+
+def need_satisfaction(problem: AllocationProblem, x: np.ndarray, cnss: str | None = None) -> np.ndarray:
+    """CNSS for an allocation ``(n, R)`` -> ``(n,)`` or a stack ``(B, n, R)`` -> ``(B, n)``.
+
+    ``cnss`` overrides the problem's form (``"indicator"`` or ``"fractional"``).
+    """
+    form = problem.cnss if cnss is None else cnss
+    x = np.asarray(x, dtype=float)
+    if form == "indicator":
+        sat = (x >= problem.threshold - INDICATOR_ATOL) & problem.needed
+        return sat.sum(axis=-1) / problem.n_needed
+    if form != "fractional":
+        raise InputError("cnss", form, f"one of {list(CNSS_FORMS)}")
+    need = problem.need
+    ratio = np.divide(x, need, out=np.zeros(np.broadcast_shapes(x.shape, need.shape)), where=problem.needed)
+    return np.minimum(ratio, 1.0).sum(axis=-1) / problem.n_needed
+
+
+def gini(values: np.ndarray) -> np.ndarray | float:
+    """Gini over the last axis: ``sum_i (2i - n - 1) x_(i) / (n sum_i x_i)``, 0 when all are 0."""
+    v = np.sort(np.asarray(values, dtype=float), axis=-1)
+    n = v.shape[-1]
+    coef = 2.0 * np.arange(1, n + 1) - n - 1.0
+    num = v @ coef
+    den = n * v.sum(axis=-1)
+    g = np.divide(num, den, out=np.zeros_like(np.asarray(num, dtype=float)), where=den > 0)
+    return float(g) if np.ndim(g) == 0 else g
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One allocation metric: key, display label, direction, formula and the batched function
+    ``fn(problem, x (B, n, R), cnss (B, n)) -> (B,)``."""
+
+    key: str
+    label: str
+    direction: Literal["max", "min"]
+    formula: str
+    fn: Callable[[AllocationProblem, np.ndarray, np.ndarray], np.ndarray]
+
+    def better(self, a: float, b: float) -> bool:
+        """True when value ``a`` is strictly better than ``b``."""
+        return a > b if self.direction == "max" else a < b
+
+
+METRICS: Registry[Metric] = Registry("metric")
+for _m in (
+    Metric("esg", "ESG", "max", "sum_i s_i CNSS_i", lambda p, x, c: c @ p.survival),
+    Metric("rmg", "RMG", "max", "min_i CNSS_i", lambda p, x, c: c.min(axis=-1)),
+    Metric("var", "Var", "min", "population variance of CNSS", lambda p, x, c: c.var(axis=-1)),
+    Metric("dw_esg", "DW-ESG", "max", "sum_i w_i s_i CNSS_i", lambda p, x, c: c @ (p.disadvantage * p.survival)),
+    Metric("vwci", "VWCI", "max", "sum_i v_i CNSS_i", lambda p, x, c: c @ p.vulnerability),
+    Metric("gini", "Gini", "min", "Gini of the gini_resource amounts (nursing hours; the paper's)",
+           lambda p, x, c: np.asarray(gini(x[..., p.gini_index]))),
+    Metric("gini_cnss", "Gini(CNSS)", "min", "Gini of CNSS (the egalitarian objective)",
+           lambda p, x, c: np.asarray(gini(c))),
+):
+    METRICS.add(_m.key, _m, title=_m.label, description=_m.formula, direction=_m.direction)
+
+METRIC_KEYS: tuple[str, ...] = tuple(METRICS)
+
+
+def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None) -> dict[str, np.ndarray]:
+    """Metrics for a stack of allocations ``(B, n, R)``: each key of :data:`METRICS` maps to a ``(B,)``
+    array, ``cnss`` to ``(B, n)``, ``feasible`` to ``(B,)`` bools. One pass, no Python loop over B."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 3 or x.shape[1:] != (problem.n, problem.n_resources):
+        raise InputError("allocations", x.shape, f"shape (B, {problem.n}, {problem.n_resources})")
+    c = need_satisfaction(problem, x, cnss)
+    out: dict[str, np.ndarray] = {k: np.asarray(m.fn(problem, x, c)) for k, m in METRICS.items()}
+    out["cnss"] = c
+    out["feasible"] = np.asarray(is_feasible(problem, x))
+    return out
+
+
+def compute_metrics(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None) -> dict[str, Any]:
+    """Every metric of one allocation, plus ``cnss``, ``feasible``, ``violations`` and ``waste``.
+
+    The one allocation-metrics function of the package (triage, the arena and the negotiator call
+    it). An infeasible allocation is scored as it is; ``violations`` spells out what is wrong.
+    ``cnss`` overrides the problem's need-satisfaction form.
+    """
+    x = np.asarray(x, dtype=float)
+    batch = compute_metrics_batch(problem, x[None], cnss=cnss)
+    out: dict[str, Any] = {k: float(batch[k][0]) for k in METRIC_KEYS}
+    out["cnss"] = [float(v) for v in batch["cnss"][0]]
+    violations = [] if bool(batch["feasible"][0]) else check_feasibility(problem, x)
+    out["feasible"] = not violations
+    out["violations"] = violations
+    out["waste"] = waste(problem, x)
+    return out
