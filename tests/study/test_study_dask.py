@@ -1,0 +1,21 @@
+"""The same tasks on a Dask LocalCluster give the serial run's results."""
+
+from __future__ import annotations
+
+import pytest
+
+from fairarena.experiments.study import to_toml
+from fairarena.experiments.study_store import load_results, run_study
+
+from .conftest import outcome, tiny_design
+
+pytestmark = pytest.mark.dask
+
+
+def test_dask_local_cluster_equals_serial(tmp_path):
+    pytest.importorskip("distributed")
+    cfg = tiny_design()
+    run_study(cfg, to_toml(cfg), tmp_path / "serial")
+    s = run_study(cfg, to_toml(cfg), tmp_path / "dask", backend="dask", workers=2)
+    assert s.ok == s.total and s.failed == 0
+    assert [outcome(r) for r in load_results(tmp_path / "dask")] == [outcome(r) for r in load_results(tmp_path / "serial")]
