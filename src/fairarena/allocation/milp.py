@@ -35,7 +35,7 @@ from scipy.sparse import coo_array
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import SolverError
 
-__all__ = ["Expr", "AllocationMILP", "InfeasibleMILP", "add_exprs", "add_gini_bound"]
+__all__ = ["Expr", "AllocationMILP", "InfeasibleMILP", "add_exprs", "add_gini_bound", "MIP_REL_GAP", "STAGE_EPS"]
 
 Expr = dict[int, float]
 _STATUS = {1: "iteration or time limit reached", 2: "infeasible", 3: "unbounded", 4: "numerical or other failure"}

@@ -19,11 +19,21 @@ from fairarena.allocation.frameworks import (
     solve_rawlsian,
     solve_utilitarian,
 )
-from fairarena.allocation.milp import AllocationMILP, Expr, InfeasibleMILP, add_exprs, add_gini_bound
+from fairarena.allocation.milp import (
+    MIP_REL_GAP,
+    STAGE_EPS,
+    AllocationMILP,
+    Expr,
+    InfeasibleMILP,
+    add_exprs,
+    add_gini_bound,
+)
 
 __all__ = [
     "AllocationMILP",
     "InfeasibleMILP",
+    "MIP_REL_GAP",
+    "STAGE_EPS",
     "Expr",
     "add_exprs",
     "add_gini_bound",
