@@ -1,0 +1,43 @@
+"""Reports of study statistics: tables (Markdown, LaTeX, CSV, HTML) and a self-contained HTML report.
+
+* :mod:`fairarena.report.tables` — the :class:`Table` model, its renderers and the builders of the
+  triage-debate paper's Table 2 (means) and Table 3 (tests and effect sizes);
+* :mod:`fairarena.report.figures` — matplotlib figures as inline SVG;
+* :mod:`fairarena.report.html` — the offline HTML report (sections, tabs, per-item drill-down).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from fairarena.fsutil import atomic_write_text
+from fairarena.report.figures import means_figure, prefix_ids, svg_of
+from fairarena.report.html import (DrillDown, FigureBlock, Item, KeyValues, Preformatted, Report, Section, Text,
+                                   render_html, write_html)
+from fairarena.report.tables import (FORMATS, RENDERERS, Cell, Row, Table, format_num, format_p, latex_escape,
+                                     render, stars, table2, table3, to_csv, to_html, to_latex, to_markdown)
+
+
+def write_tables(tables: Mapping[str, Table], out_dir: str | os.PathLike[str],
+                 formats: Iterable[str] = ("markdown", "latex", "csv")) -> list[Path]:
+    """Write every table in every format as ``out_dir/<name><suffix>`` (atomically); returns the paths.
+
+    Formats are checked before anything is written."""
+    formats = [RENDERERS.check(f) for f in formats]
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, t in tables.items():
+        for f in formats:
+            paths.append(atomic_write_text(out / f"{name}{RENDERERS.entry(f).suffix}", render(t, f)))
+    return paths
+
+
+__all__ = [
+    "FORMATS", "RENDERERS", "Cell", "DrillDown", "FigureBlock", "Item", "KeyValues", "Preformatted", "Report",
+    "Row", "Section", "Table", "Text", "format_num", "format_p", "latex_escape", "means_figure", "prefix_ids",
+    "render", "render_html", "stars", "svg_of", "table2", "table3", "to_csv", "to_html", "to_latex",
+    "to_markdown", "write_html", "write_tables",
+]

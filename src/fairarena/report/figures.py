@@ -1,0 +1,78 @@
+"""Figures for reports, as inline SVG text (matplotlib, no pyplot state, no files, no fonts needed).
+
+:func:`svg_of` turns a matplotlib :class:`~matplotlib.figure.Figure` into an ``<svg>`` element ready to
+inline in HTML: text as paths (no font dependency in the browser), no creation date (same input, same
+bytes), and every ``id`` prefixed so several figures in one page never share an id.
+:func:`means_figure` is the standard study figure: per framework, the mean of A and of its opponent
+with their 95% bootstrap intervals, one panel per pairing.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from fairarena.stats import StudyStats
+
+_ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def prefix_ids(svg: str, prefix: str) -> str:
+    """Prefix every ``id`` and every reference to it (``url(#id)``, ``href="#id"``) with ``prefix``."""
+    ids = set(_ID_RE.findall(svg))
+    if not ids:
+        return svg
+    svg = _ID_RE.sub(lambda m: f'id="{prefix}{m.group(1)}"', svg)
+    pattern = re.compile(r"(url\(#|href=\"#)(" + "|".join(re.escape(i) for i in sorted(ids, key=len, reverse=True))
+                         + r")(?=[)\"])")
+    return pattern.sub(lambda m: f"{m.group(1)}{prefix}{m.group(2)}", svg)
+
+
+def svg_of(fig: Figure, *, prefix: str = "") -> str:
+    """The figure as one inline ``<svg>`` element (XML prolog, DOCTYPE and metadata removed; ids
+    prefixed with ``prefix`` when given — the HTML builder prefixes each figure by its position)."""
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    text = buf.getvalue()
+    start = text.find("<svg")
+    if start < 0:
+        raise RuntimeError("matplotlib produced no <svg> element")
+    text = text[start:]
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+    text = text.replace("<svg ", '<svg role="img" ', 1)
+    return prefix_ids(text, prefix) if prefix else text
+
+
+def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
+                 framework_titles: dict[str, str] | None = None) -> Figure:
+    """Grouped bars: per framework, mean of A and of the opponent with 95% bootstrap intervals;
+    one panel per pairing. A significant winner's bar is outlined in black."""
+    fig = Figure(figsize=(3.2 * len(st.opponents) + 0.6, 3.0), layout="constrained")
+    axes = fig.subplots(1, len(st.opponents), sharey=True, squeeze=False)[0]
+    x = np.arange(len(st.frameworks))
+    w = 0.38
+    for ax, opp in zip(axes, st.opponents):
+        for k, (side, colour) in enumerate((("A", "#1f77b4"), ("opponent", "#ff7f0e"))):
+            means, lo, hi, edge = [], [], [], []
+            for fw in st.frameworks:
+                r = st.cell(opp, fw, metric).result
+                m, ci = (r.mean_a, r.ci_a) if side == "A" else (r.mean_b, r.ci_b)
+                means.append(m)
+                lo.append(m - ci[0] if math.isfinite(ci[0]) else 0.0)
+                hi.append(ci[1] - m if math.isfinite(ci[1]) else 0.0)
+                edge.append("black" if r.winner == ("A" if side == "A" else "B") else colour)
+            ax.bar(x + (k - 0.5) * w, means, w, yerr=[lo, hi], color=colour, edgecolor=edge, linewidth=1.5,
+                   capsize=2, label=side)
+        ax.set_xticks(x, [(framework_titles or {}).get(f, f) for f in st.frameworks], rotation=30, ha="right",
+                      fontsize=8)
+        ax.set_title(f"A vs {opp}", fontsize=9)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel(f"{metric} ({st.directions.get(metric, 'higher')} is better)", fontsize=8)
+    axes[-1].legend(fontsize=7, frameon=False)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig

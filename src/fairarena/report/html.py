@@ -1,0 +1,283 @@
+"""A self-contained HTML report: one file, no network, readable without JavaScript.
+
+A :class:`Report` is a title and :class:`Section` s; a section holds blocks — :class:`Text`,
+:class:`~fairarena.report.tables.Table`, :class:`FigureBlock` (a matplotlib figure or SVG text, inlined
+as SVG), :class:`KeyValues` (e.g. the study file's fields and provenance), :class:`Preformatted` and a
+:class:`DrillDown` of per-item details (e.g. one item per debate: its transcript, proposal tables and
+metrics) with a text filter, tag filters and expand/collapse-all.
+
+Everything is inline: the stylesheet, the SVG figures and a small script (tabs, drill-down filter).
+A Content-Security-Policy meta tag forbids every external load (``default-src 'none'``), so a report
+that works in the test browser works offline. Without JavaScript every section is shown one after
+another and each drill-down item is a native ``<details>`` element.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+from matplotlib.figure import Figure
+
+from fairarena.fsutil import atomic_write_text
+from fairarena.report.figures import prefix_ids, svg_of
+from fairarena.report.tables import Table, to_html
+
+
+@dataclass(frozen=True)
+class Text:
+    """Plain text; blank lines separate paragraphs (escaped, never interpreted as HTML)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class FigureBlock:
+    """A figure: a matplotlib Figure (rendered to SVG when the report is rendered) or SVG text."""
+
+    figure: Figure | str
+    caption: str = ""
+    alt: str = ""
+
+
+@dataclass(frozen=True)
+class KeyValues:
+    items: Mapping[str, Any]
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Preformatted:
+    text: str
+    title: str = ""
+
+
+Block = Union[Text, Table, FigureBlock, KeyValues, Preformatted, "DrillDown"]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One drill-down entry (e.g. one debate): a title, a one-line summary, tags to filter on, blocks."""
+
+    title: str
+    blocks: Sequence[Block] = ()
+    summary: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DrillDown:
+    items: Sequence[Item]
+    title: str = ""
+    filters: Sequence[str] = ()      # tag names offered as drop-down filters
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    blocks: Sequence[Block] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    sections: Sequence[Section]
+    subtitle: str = ""
+    footer: str = ""
+
+
+_CSS = """
+:root{--fg:#1d232b;--muted:#5b6572;--line:#d6dbe1;--bg:#fff;--soft:#f3f5f8;--acc:#1f5fa8;--win:#e7f1e2}
+*{box-sizing:border-box}
+body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);background:var(--bg)}
+header.top{padding:18px 28px 10px;border-bottom:1px solid var(--line)}
+header.top h1{margin:0;font-size:22px}
+header.top p{margin:4px 0 0;color:var(--muted)}
+nav.tabs{position:sticky;top:0;z-index:2;background:var(--bg);border-bottom:1px solid var(--line);padding:0 20px;display:flex;flex-wrap:wrap;gap:2px}
+nav.tabs button{border:0;background:none;padding:10px 14px;font:inherit;color:var(--muted);cursor:pointer;border-bottom:3px solid transparent}
+nav.tabs button[aria-selected=true]{color:var(--fg);border-bottom-color:var(--acc);font-weight:600}
+main{padding:8px 28px 40px;max-width:1400px}
+section.sec>h2{font-size:19px;margin:18px 0 10px}
+html.js section.sec{display:none}
+html.js section.sec.active{display:block}
+.block{margin:12px 0 20px}
+.scroll{overflow-x:auto}
+table.fa{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
+table.fa caption{text-align:left;font-weight:600;padding:4px 0 8px;font-size:14px}
+table.fa th,table.fa td{padding:4px 9px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+table.fa thead th{background:var(--soft);text-align:center;font-weight:600}
+table.fa tbody th{text-align:left;font-weight:500}
+table.fa tr.group th{background:#fbfcfd;text-align:left;font-style:italic;color:var(--muted)}
+table.fa td.win{font-weight:700;background:var(--win)}
+table.fa sup{color:#a3361f;font-weight:700}
+p.notes{color:var(--muted);font-size:12px;margin:6px 0 0}
+figure{margin:0}
+figure svg{max-width:100%;height:auto}
+figcaption{color:var(--muted);font-size:13px;margin-top:4px}
+dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;font-size:13px;margin:0}
+dl.kv dt{color:var(--muted)}
+dl.kv dd{margin:0;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+pre{background:var(--soft);padding:10px;overflow-x:auto;font-size:12.5px;white-space:pre-wrap}
+.dd-controls{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:6px 0 10px}
+.dd-controls input,.dd-controls select,.dd-controls button{font:inherit;font-size:13px;padding:4px 8px}
+.dd-count{color:var(--muted);font-size:13px}
+details.item{border:1px solid var(--line);border-radius:6px;margin:6px 0;background:var(--bg)}
+details.item>summary{cursor:pointer;padding:7px 10px;list-style-position:inside}
+details.item>summary .sum{color:var(--muted);margin-left:8px;font-size:13px}
+details.item[open]>summary{background:var(--soft);border-bottom:1px solid var(--line)}
+details.item .body{padding:4px 12px 10px}
+.tag{display:inline-block;background:var(--soft);border-radius:10px;padding:0 7px;margin-left:4px;font-size:11.5px;color:var(--muted)}
+footer{color:var(--muted);font-size:12px;padding:14px 28px;border-top:1px solid var(--line)}
+@media print{nav.tabs{display:none}html.js section.sec{display:block}}
+"""
+
+_JS = """
+(function(){
+  var d=document; d.documentElement.classList.add('js');
+  var tabs=[].slice.call(d.querySelectorAll('nav.tabs button'));
+  function show(id){
+    var found=false;
+    tabs.forEach(function(b){var on=b.dataset.target===id; b.setAttribute('aria-selected',on); if(on)found=true;});
+    if(!found&&tabs.length){id=tabs[0].dataset.target; tabs[0].setAttribute('aria-selected',true);}
+    [].forEach.call(d.querySelectorAll('section.sec'),function(s){s.classList.toggle('active',s.id===id);});
+  }
+  tabs.forEach(function(b){b.addEventListener('click',function(){show(b.dataset.target); history.replaceState(null,'','#'+b.dataset.target);});});
+  show((location.hash||'').slice(1));
+  [].forEach.call(d.querySelectorAll('.drilldown'),function(dd){
+    var items=[].slice.call(dd.querySelectorAll('details.item'));
+    var q=dd.querySelector('input.dd-filter'), sels=[].slice.call(dd.querySelectorAll('select.dd-tag'));
+    var count=dd.querySelector('.dd-count');
+    function apply(){
+      var text=(q.value||'').toLowerCase(), shown=0;
+      items.forEach(function(it){
+        var ok=it.dataset.search.indexOf(text)>=0;
+        sels.forEach(function(s){ if(s.value && it.dataset['tag'+s.dataset.tag]!==s.value) ok=false; });
+        it.hidden=!ok; if(ok) shown++;
+      });
+      count.textContent=shown+' of '+items.length+' shown';
+    }
+    q.addEventListener('input',apply); sels.forEach(function(s){s.addEventListener('change',apply);});
+    dd.querySelector('button.dd-open').addEventListener('click',function(){items.forEach(function(it){if(!it.hidden)it.open=true;});});
+    dd.querySelector('button.dd-close').addEventListener('click',function(){items.forEach(function(it){it.open=false;});});
+    apply();
+  });
+})();
+"""
+
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+
+
+def _slug(s: str, taken: set[str]) -> str:
+    base = re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-") or "section"
+    slug, k = base, 2
+    while slug in taken:
+        slug, k = f"{base}-{k}", k + 1
+    taken.add(slug)
+    return slug
+
+
+def _tag_key(name: str) -> str:
+    """A tag name as a data-attribute suffix (dataset key ``tag<Key>``)."""
+    return re.sub(r"[^A-Za-z0-9]", "", name.title()) or "X"
+
+
+class _Renderer:
+    def __init__(self) -> None:
+        self.n_fig = 0
+        self.n_table = 0
+
+    def block(self, b: Block) -> str:
+        e = html.escape
+        if isinstance(b, Table):
+            self.n_table += 1
+            return f'<div class="block scroll">{to_html(b, table_id=f"t{self.n_table}")}</div>'
+        if isinstance(b, Text):
+            paras = [p.strip() for p in re.split(r"\n\s*\n", b.text) if p.strip()]
+            return '<div class="block">' + "".join(f"<p>{e(p)}</p>" for p in paras) + "</div>"
+        if isinstance(b, FigureBlock):
+            self.n_fig += 1
+            prefix = f"fig{self.n_fig}-"
+            svg = svg_of(b.figure, prefix=prefix) if isinstance(b.figure, Figure) else prefix_ids(b.figure, prefix)
+            if b.alt:
+                svg = svg.replace("<svg ", f'<svg aria-label="{e(b.alt)}" ', 1)
+            cap = f"<figcaption>{e(b.caption)}</figcaption>" if b.caption else ""
+            return f'<figure class="block">{svg}{cap}</figure>'
+        if isinstance(b, KeyValues):
+            head = f"<h3>{e(b.title)}</h3>" if b.title else ""
+            rows = "".join(f"<dt>{e(str(k))}</dt><dd>{e(_fmt_value(v))}</dd>" for k, v in b.items.items())
+            return f'<div class="block">{head}<dl class="kv">{rows}</dl></div>'
+        if isinstance(b, Preformatted):
+            head = f"<h3>{e(b.title)}</h3>" if b.title else ""
+            return f'<div class="block">{head}<pre>{e(b.text)}</pre></div>'
+        if isinstance(b, DrillDown):
+            return self.drilldown(b)
+        raise TypeError(f"not a report block: {type(b).__name__}")
+
+    def drilldown(self, dd: DrillDown) -> str:
+        e = html.escape
+        out = ['<div class="block drilldown">']
+        if dd.title:
+            out.append(f"<h3>{e(dd.title)}</h3>")
+        ctl = ['<div class="dd-controls"><input type="search" class="dd-filter" placeholder="filter…" '
+               'aria-label="filter items">']
+        for tag in dd.filters:
+            values = sorted({str(it.tags[tag]) for it in dd.items if tag in it.tags})
+            opts = "".join(f'<option value="{e(v)}">{e(v)}</option>' for v in values)
+            ctl.append(f'<select class="dd-tag" data-tag="{_tag_key(tag)}" aria-label="{e(tag)}">'
+                       f'<option value="">all {e(tag)}</option>{opts}</select>')
+        ctl.append('<button type="button" class="dd-open">expand all</button>'
+                   '<button type="button" class="dd-close">collapse all</button>'
+                   f'<span class="dd-count">{len(dd.items)} items</span></div>')
+        out.append("".join(ctl))
+        for it in dd.items:
+            tags = "".join(f' data-tag{_tag_key(k)}="{e(str(v))}"' for k, v in it.tags.items())
+            search = " ".join([it.title, it.summary, *map(str, it.tags.values())]).lower()
+            chips = "".join(f'<span class="tag">{e(str(v))}</span>' for v in it.tags.values())
+            body = "".join(self.block(b) for b in it.blocks)
+            out.append(f'<details class="item" data-search="{e(search)}"{tags}><summary><b>{e(it.title)}</b>'
+                       f'<span class="sum">{e(it.summary)}</span>{chips}</summary><div class="body">{body}</div></details>')
+        out.append("</div>")
+        return "".join(out)
+
+
+def _fmt_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    try:
+        return json.dumps(v, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return str(v)
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document (a string)."""
+    e = html.escape
+    r = _Renderer()
+    taken: set[str] = set()
+    ids = [_slug(s.title, taken) for s in report.sections]
+    nav = "".join(f'<button type="button" role="tab" data-target="{i}">{e(s.title)}</button>'
+                  for i, s in zip(ids, report.sections))
+    secs = []
+    for i, s in zip(ids, report.sections):
+        body = "".join(r.block(b) for b in s.blocks)
+        secs.append(f'<section class="sec" id="{i}" role="tabpanel"><h2>{e(s.title)}</h2>{body}</section>')
+    sub = f"<p>{e(report.subtitle)}</p>" if report.subtitle else ""
+    foot = f"<footer>{e(report.footer)}</footer>" if report.footer else ""
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{e(report.title)}</title><style>{_CSS}</style></head><body>"
+            f'<header class="top"><h1>{e(report.title)}</h1>{sub}</header>'
+            f'<nav class="tabs" role="tablist">{nav}</nav><main>{"".join(secs)}</main>{foot}'
+            f"<script>{_JS}</script></body></html>\n")
+
+
+def write_html(report: Report, path: str | os.PathLike[str]) -> Path:
+    """Render and write atomically (a reader never sees a half-written report)."""
+    return atomic_write_text(path, render_html(report))
