@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 pytest.importorskip("openai")
 
-from fairarena.llm import build_model  # noqa: E402
+from fairarena.llm import ContextOverflowError, build_model  # noqa: E402
 from fairarena.llm.llamacpp_backend import bundled_gguf  # noqa: E402
 from fairarena.llm.server import llama_server  # noqa: E402
 
@@ -62,3 +62,17 @@ def test_in_process_llamacpp_is_deterministic_and_schema_bound(gguf):
     assert a.text == b.text and a.json_mode == "grammar"
     assert json.loads(a.text)["patient"] in ("P1", "P2")
     assert a.backend == "llamacpp" and a.model == "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def test_in_process_llamacpp_counts_exactly_and_refuses_what_does_not_fit(gguf):
+    m = build_model("llamacpp:smollm2")
+    assert m.context_window == 8192  # SmolLM2's trained context (GGUF llama.context_length), within the cap
+    long = [MSG[0], {"role": "user", "content": MSG[1]["content"] * 7}]
+    n = m.count_tokens(long)
+    r = m.chat(long, seed=1, max_tokens=4)
+    assert n == r.usage.prompt_tokens > 100  # the same template and tokenizer llama.cpp applies
+    small = build_model("llamacpp:smollm2?n_ctx=128")
+    assert small.max_prompt_tokens(16) == 112
+    with pytest.raises(ContextOverflowError) as exc:  # llama.cpp itself would raise "Requested tokens ..."
+        small.chat(long, seed=1, max_tokens=16)
+    assert (exc.value.prompt_tokens, exc.value.context_window) == (n, 128)

@@ -253,3 +253,53 @@ def test_scripted_models_have_no_window():
     m = build_model("scripted:echo")
     assert m.context_window is None and m.max_prompt_tokens(100) is None
     assert m.count_tokens(MSG) == estimate_prompt_tokens(MSG)
+
+
+# ----------------------------------------------------------------------------- GGUF header
+def _gguf(path, kvs, version=3):
+    import struct
+
+    def s(x):
+        b = x.encode()
+        return struct.pack("<Q", len(b)) + b
+    out = b"GGUF" + struct.pack("<I", version) + struct.pack("<Q", 0) + struct.pack("<Q", len(kvs))
+    for key, vtype, payload in kvs:
+        out += s(key) + struct.pack("<I", vtype) + payload
+    path.write_bytes(out + b"\0" * 64)
+    return path
+
+
+def test_gguf_header_reader_finds_the_trained_context(tmp_path):
+    import struct
+
+    from fairarena.llm.llamacpp_backend import LlamaCppChatModel, gguf_metadata, trained_context
+    vocab = struct.pack("<I", 8) + struct.pack("<Q", 3) + b"".join(
+        struct.pack("<Q", len(w)) + w for w in (b"a", b"bb", b"<|im_end|>"))
+    f = _gguf(tmp_path / "m.gguf", [
+        ("general.architecture", 8, struct.pack("<Q", 5) + b"llama"),
+        ("tokenizer.ggml.tokens", 9, vocab),                      # an array of strings, skipped
+        ("tokenizer.ggml.scores", 9, struct.pack("<I", 6) + struct.pack("<Q", 2) + struct.pack("<ff", 0.5, 1.0)),
+        ("general.flag", 7, struct.pack("<?", True)),
+        ("llama.context_length", 4, struct.pack("<I", 32768)),
+        ("llama.rope.freq_base", 6, struct.pack("<f", 10000.0)),
+    ])
+    meta = gguf_metadata(f)
+    assert meta == {"general.architecture": "llama", "general.flag": True, "llama.context_length": 32768,
+                    "llama.rope.freq_base": 10000.0}
+    assert trained_context(f) == 32768
+    # n_ctx: the trained context capped at max_n_ctx (default 8192), or set explicitly
+    assert LlamaCppChatModel(f).context_window == 8192
+    assert LlamaCppChatModel(f, max_n_ctx=65536).context_window == 32768
+    assert LlamaCppChatModel(f, n_ctx=2048).max_prompt_tokens(512) == 1536
+    assert build_model(f"llamacpp:{f}?max_n_ctx=16384").context_window == 16384
+
+
+def test_gguf_reader_refuses_other_files_and_falls_back(tmp_path):
+    from fairarena.llm.llamacpp_backend import FALLBACK_N_CTX, LlamaCppChatModel, gguf_metadata, trained_context
+    bad = tmp_path / "x.gguf"
+    bad.write_bytes(b"NOTGGUF" + b"\0" * 32)
+    with pytest.raises(ValueError, match="not a GGUF"):
+        gguf_metadata(bad)
+    assert trained_context(bad) is None and LlamaCppChatModel(bad).context_window == FALLBACK_N_CTX
+    cut = _gguf(tmp_path / "cut.gguf", [("general.architecture", 8, b"\x05")])
+    assert trained_context(cut) is None
