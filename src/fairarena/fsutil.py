@@ -321,7 +321,8 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
                 folder.note(status="interrupted", finished=_now(), reason=type(exc).__name__)
             raise
         except BaseException as exc:
-            folder.note(status="failed", finished=_now(), reason=f"{type(exc).__name__}: {exc}"[:500])
+            reason = folder.manifest.get("reason") or f"{type(exc).__name__}: {exc}"[:500]
+            folder.note(status="failed", finished=_now(), reason=reason)
             raise
         else:
             folder.note(status="ok", finished=_now())

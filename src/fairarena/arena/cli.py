@@ -126,20 +126,31 @@ def register(app: typer.Typer) -> None:
         temperature: float = typer.Option(0.0, "--temperature"),
         max_tokens: int = typer.Option(900, "--max-tokens", help="Max completion tokens per call."),
         out: Optional[Path] = typer.Option(None, "--out", help="Directory for transcript.jsonl, result.json, cohort.json."),
+        force: bool = typer.Option(False, "--force", help="Replace an earlier run's files in --out."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
         """Two agents negotiate a triage allocation over rounds; prints each round's metrics and the joint final."""
+        import contextlib
+
+        from fairarena.cli_common import check_seed
+        from fairarena.fsutil import output_folder
+
         if rounds < 1:
             raise InputError("rounds", rounds, "a positive integer")
-        doc = run_cli_debate(cohort_file=cohort_file, seed=seed, capacity=capacity.value, agent_a=agent_a,
-                             agent_b=agent_b, model=model, model_b=model_b, rounds=rounds, out=out, closing=closing,
-                             max_repairs=max_repairs, rag=rag.value, rag_dir=rag_dir, corpus_dir=corpus_dir,
-                             cache=cache, offline=offline, max_calls=max_calls, temperature=temperature,
-                             max_tokens=max_tokens)
-        if as_json:
-            emit_json(doc)
-        elif doc["rounds"] or doc["status"] == "ok":
-            print_table(doc)
-        if doc["status"] != "ok":
-            where = f" (partial transcript: {doc['transcript']})" if doc["transcript"] else ""
-            raise fail(f"debate failed: {doc['error']}{where}")
+        check_seed(seed)
+        guard = output_folder(out, "debate", force=force) if out is not None else contextlib.nullcontext()
+        with guard as folder:
+            doc = run_cli_debate(cohort_file=cohort_file, seed=seed, capacity=capacity.value, agent_a=agent_a,
+                                 agent_b=agent_b, model=model, model_b=model_b, rounds=rounds, out=out, closing=closing,
+                                 max_repairs=max_repairs, rag=rag.value, rag_dir=rag_dir, corpus_dir=corpus_dir,
+                                 cache=cache, offline=offline, max_calls=max_calls, temperature=temperature,
+                                 max_tokens=max_tokens)
+            if as_json:
+                emit_json(doc)
+            elif doc["rounds"] or doc["status"] == "ok":
+                print_table(doc)
+            if doc["status"] != "ok":
+                where = f" (partial transcript: {doc['transcript']})" if doc["transcript"] else ""
+                if folder is not None:
+                    folder.note(reason=str(doc["error"])[:500])
+                raise fail(f"debate failed: {doc['error']}{where}")
