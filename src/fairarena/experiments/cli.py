@@ -37,6 +37,7 @@ def register(app: typer.Typer) -> None:
         address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (default: a LocalCluster)."),
         seed: Optional[int] = typer.Option(None, "--seed", help="Override the grid's master seed."),
         json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout; no progress bar."),
+        force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
     ) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
@@ -44,6 +45,7 @@ def register(app: typer.Typer) -> None:
         from fairarena.experiments.config import expand
         from fairarena.experiments.store import table_markdown, write_sweep
         from fairarena.experiments.sweep import run_sweep
+        from fairarena.fsutil import output_folder
         from fairarena.provenance import run_record
 
         cfg = _grid(preset, config, seed)
@@ -53,30 +55,29 @@ def register(app: typer.Typer) -> None:
             raise InputError("workers", workers, "expected a positive integer")
         if limit is not None and limit < 1:
             raise InputError("limit", limit, "expected a positive integer")
-        if out.exists() and not out.is_dir():
-            raise InputError("out", str(out), "exists and is not a folder")
         total = len(expand(cfg, limit))  # validates the grid before anything runs
-        if json_out:
-            res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address)
-        else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        with output_folder(out, "sweep", force=force, config={"grid": cfg.model_dump(), "limit": limit}):
+            if json_out:
+                res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address)
+            else:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            with Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=console, transient=True) as bar:
-                tid = bar.add_task(f"{cfg.name} ({backend})", total=total)
-                res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
-                                progress=lambda done, n: bar.update(tid, completed=done))
-        record = run_record(cfg.model_dump(), cfg.seed, command="sweep", limit=limit, backend=backend,
-                            workers=workers, address=address)
-        summary = {**res.summary, "versions": record["versions"], "revision": record["revision"]}
-        files = write_sweep(out, res.frame, summary, record)
-        if json_out:
-            emit_json(summary)
-            return
-        console.print(f"[bold]Table 1[/] ({summary['n_settings']:,} settings, {summary['seconds']:.1f} s, "
-                      f"preset/config {cfg.name}, seed {cfg.seed})")
-        console.print(table_markdown(summary["table"]), highlight=False, markup=False)
-        console.print("wrote " + ", ".join(str(f) for f in files))
+                with Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                              TimeElapsedColumn(), console=console, transient=True) as bar:
+                    tid = bar.add_task(f"{cfg.name} ({backend})", total=total)
+                    res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
+                                    progress=lambda done, n: bar.update(tid, completed=done))
+            record = run_record(cfg.model_dump(), cfg.seed, command="sweep", limit=limit, backend=backend,
+                                workers=workers, address=address)
+            summary = {**res.summary, "versions": record["versions"], "revision": record["revision"]}
+            files = write_sweep(out, res.frame, summary, record)
+            if json_out:
+                emit_json(summary)
+                return
+            console.print(f"[bold]Table 1[/] ({summary['n_settings']:,} settings, {summary['seconds']:.1f} s, "
+                          f"preset/config {cfg.name}, seed {cfg.seed})")
+            console.print(table_markdown(summary["table"]), highlight=False, markup=False)
+            console.print("wrote " + ", ".join(str(f) for f in files))
 
     @app.command("preflib")
     @cli_errors
@@ -86,15 +87,21 @@ def register(app: typer.Typer) -> None:
         voters: int = typer.Option(50, "--voters", help="Voters sampled uniformly without replacement."),
         seed: int = typer.Option(42, "--seed", help="Sampling seed."),
         json_out: bool = typer.Option(False, "--json", help="Print the rewards and policies as JSON."),
+        force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
     ) -> None:
         """Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."""
+        from fairarena.cli_common import check_seed
         from fairarena.experiments.preflib_example import preflib_example, write_preflib
         from fairarena.experiments.store import POLICY_TITLES
+        from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.provenance import run_record
 
-        result = preflib_example(file, voters=voters, seed=seed)
-        record = run_record({"file": str(file), "voters": voters}, seed, command="preflib")
-        write_preflib(out, result, record)
+        check_seed(seed)
+        check_out_dir(out)
+        with output_folder(out, "preflib", force=force):
+            result = preflib_example(file, voters=voters, seed=seed)
+            record = run_record({"file": str(file), "voters": voters}, seed, command="preflib")
+            write_preflib(out, result, record)
         if json_out:
             emit_json({"rewards": result["rewards"],
                        "policies": {k: {kk: v[kk] for kk in ("policy", "pf", "ef", "uf")}
