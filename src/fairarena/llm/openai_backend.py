@@ -163,7 +163,7 @@ class OpenAIChatModel(ContextMixin):
                 return None
             return LLMError(f"HTTP {exc.status_code} from {self.base_url}: {error_detail(exc)}")
         if isinstance(exc, openai.APIStatusError):
-            if mode in ("json_schema", "json_object") and "response_format" in error_detail(exc) and can_degrade:
+            if mode in ("json_schema", "json_object") and "response_format" in _raw_text(exc) and can_degrade:
                 return None  # some servers (llama_cpp.server) answer an unsupported response_format with a 500
             if exc.status_code >= 500 or exc.status_code in (408, 409):
                 return TransientLLMError(f"HTTP {exc.status_code} from {self.base_url}", status=exc.status_code,
@@ -257,15 +257,24 @@ def _retry_after(exc: Any) -> float | None:
         return None
 
 
+def _raw_text(exc: Any) -> str:
+    return f"{getattr(exc, 'message', '') or exc} {getattr(exc, 'body', '') or ''}"
+
+
 def error_detail(exc: Any, limit: int = 300) -> str:
-    """One redacted line describing an HTTP error: the client's message and the body (HTML bodies
-    reduced to their text), at most ``limit`` characters."""
-    text = str(getattr(exc, "message", "") or exc)
+    """One redacted line describing an HTTP error: the server's error message (with its code), else
+    the body (an HTML page reduced to its words), at most ``limit`` characters."""
     body = getattr(exc, "body", None)
-    if body is not None and "response_format" not in text:
-        b = body if isinstance(body, str) else json.dumps(body, default=str)
-        if b not in text:
-            text += " " + b
+    if isinstance(body, dict) and body.get("message"):
+        text = str(body["message"])
+        if body.get("code"):
+            text += f" ({body['code']})"
+    elif isinstance(body, str) and body.strip():
+        text = body
+    elif body is not None and not isinstance(body, str):
+        text = json.dumps(body, default=str)
+    else:
+        text = str(getattr(exc, "message", "") or exc)
     if "<" in text and ">" in text:  # an HTML error page: keep its words
         import re
         text = re.sub(r"<[^>]*>", " ", text)
