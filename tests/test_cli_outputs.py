@@ -88,6 +88,18 @@ def test_debate_rerun_needs_force(tmp_path):
     r = run(*DEBATE, "--out", str(out))
     assert r.returncode == 2 and "--force" in r.stderr and "Traceback" not in r.stderr
     assert (out / "old-notes.txt").exists()  # refused before touching anything
+    stale = tmp_path / ".out.x1y2z3.tmp"  # what a run killed inside atomic_dir(out) leaves beside it
+    stale.mkdir()
+    (stale / "result.json").write_text("{")
     assert run(*DEBATE, "--out", str(out), "--force").returncode == 0
+    assert not stale.exists()  # cleaned by the next run
     assert not (out / "old-notes.txt").exists()  # no stale file of the earlier run mixed in
     assert (out / "result.json").exists()
+
+
+def test_sweep_refuses_a_folder_in_use(tmp_path, holder):
+    out = tmp_path / "out"
+    h = holder(out, "sweep")
+    r = run("sweep", "--preset", "tiny", "--out", str(out), "--json")
+    assert r.returncode == 2 and f"pid {h.pid}" in r.stderr and "Traceback" not in r.stderr
+    assert r.stdout == "" and sorted(p.name for p in out.iterdir()) == [".lock", ".run.json"]

@@ -297,8 +297,9 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
                 resuming = True
             elif not force:
                 if previous is not None:
-                    what = (f"the {previous.get('status', 'unknown')} run of '{previous.get('command')}' "
-                            f"started {previous.get('started')}")
+                    state = {"ok": "a finished", "failed": "a failed", "interrupted": "an interrupted",
+                             "killed": "a killed"}.get(str(previous.get("status")), "an unfinished")
+                    what = f"{state} run of '{previous.get('command')}' (started {previous.get('started')})"
                 else:
                     what = f"{len(entries)} file(s) no fairarena run wrote"
                 hint = "pass --force to replace it" if previous is not None else "pass --force to write into it anyway"

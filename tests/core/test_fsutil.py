@@ -42,7 +42,7 @@ def test_rerun_refused_unless_force(tmp_path):
     out = tmp_path / "run"
     with output_folder(out, "sweep", config={"a": 1}):
         (out / "old.txt").write_text("old")
-    with pytest.raises(InputError, match="not empty.*ok run of 'sweep'.*--force"):
+    with pytest.raises(InputError, match="not empty: it holds a finished run of 'sweep'.*--force"):
         with output_folder(out, "sweep", config={"a": 1}):
             pytest.fail("must not run")
     assert (out / "old.txt").exists()  # refusing touched nothing
