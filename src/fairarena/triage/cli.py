@@ -10,8 +10,8 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
-from fairarena.cli_common import cli_errors, console, emit_json
-from fairarena.fsutil import atomic_write_json
+from fairarena.cli_common import check_seed, cli_errors, console, emit_json
+from fairarena.fsutil import atomic_write_json, check_out_file
 from fairarena.provenance import run_record
 from fairarena.allocation.problem import CNSS_FORMS, DEFAULT_CNSS
 from fairarena.triage.archetypes import sample_cohort
@@ -86,6 +86,9 @@ def cohort_cmd(
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep slot order (P1 = first archetype)."),
 ) -> None:
     """Sample a cohort of eight patients (one per archetype) with a capacity variant."""
+    check_seed(seed)
+    if out is not None:
+        check_out_file(out)
     cohort = sample_cohort(seed, capacity.value, shuffle_slots=not no_shuffle)
     data = cohort.to_dict()
     data["meta"]["provenance"] = run_record({"command": "triage cohort", "capacity": capacity.value,
@@ -128,6 +131,8 @@ def optimal_cmd(
     weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
     """The allocation one framework would choose alone (exact MILP / entitlement rule)."""
+    if out is not None:
+        check_out_file(out)
     c = load_cohort(cohort)
     problem = _problem(c, cnss, weights)
     x = optimal_allocation(problem, framework.value, leximin=leximin)
