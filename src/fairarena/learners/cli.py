@@ -60,6 +60,7 @@ def register(app: typer.Typer) -> None:
         grid: int = typer.Option(200, "--grid", help="Points of the logarithmic grid the curves are kept on."),
         figure: bool = typer.Option(True, "--figure/--no-figure", help="Write figure3.png."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output (no progress bar)."),
+        force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
     ) -> None:
         """Simulate fair bandit learners over many seeds: regrets, scores, policies, Figure 3."""
         from fairarena.errors import InputError
@@ -67,6 +68,7 @@ def register(app: typer.Typer) -> None:
         from fairarena.learners.instances import load_instance
         from fairarena.learners.base import check_horizon
         from fairarena.learners.simulate import BACKENDS, simulate_many
+        from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.learners.store import save_run, summary_document
 
         specs = build_specs(learner, gamma, delta, alpha, growth)
@@ -77,6 +79,7 @@ def register(app: typer.Typer) -> None:
             raise InputError("seed", seed, "expected a non-negative integer")
         if grid < 2:
             raise InputError("grid", grid, "expected at least 2 grid points")
+        check_out_dir(out)
         if backend not in BACKENDS:
             raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
         name, mu = load_instance(instance)
@@ -88,18 +91,19 @@ def register(app: typer.Typer) -> None:
             "T": T, "seeds": seeds, "seed": seed, "jobs": jobs, "backend": backend, "grid": grid,
             "params": {s.name: s.params() for s in specs},
         }
-        if json_out:
-            results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid)
-        else:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        with output_folder(out, "learn", force=force, config=config):
+            if json_out:
+                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid)
+            else:
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            console.print(f"[bold]{env!r}[/]: {len(specs)} learner(s) x {seeds} seed(s), T = {T}")
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                          TimeElapsedColumn(), console=console, transient=False) as prog:
-                tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
-                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
-                                        progress=lambda label, n: prog.advance(tasks[label], n))
-        save_run(out, env, results, config, figure=figure)
+                console.print(f"[bold]{env!r}[/]: {len(specs)} learner(s) x {seeds} seed(s), T = {T}")
+                with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                              TimeElapsedColumn(), console=console, transient=False) as prog:
+                    tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
+                    results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
+                                            progress=lambda label, n: prog.advance(tasks[label], n))
+            save_run(out, env, results, config, figure=figure)
         doc = summary_document(env, results)
         if json_out:
             emit_json(doc)
