@@ -14,7 +14,9 @@ import math
 import re
 
 import numpy as np
+from matplotlib import rc_context
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from fairarena.stats import StudyStats
 
@@ -36,7 +38,8 @@ def svg_of(fig: Figure, *, prefix: str = "") -> str:
     """The figure as one inline ``<svg>`` element (XML prolog, DOCTYPE and metadata removed; ids
     prefixed with ``prefix`` when given — the HTML builder prefixes each figure by its position)."""
     buf = io.StringIO()
-    fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    with rc_context({"svg.hashsalt": "fairarena", "svg.fonttype": "path"}):   # ids from a fixed salt: same bytes
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
     text = buf.getvalue()
     start = text.find("<svg")
     if start < 0:
@@ -51,7 +54,7 @@ def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
                  framework_titles: dict[str, str] | None = None) -> Figure:
     """Grouped bars: per framework, mean of A and of the opponent with 95% bootstrap intervals;
     one panel per pairing. A significant winner's bar is outlined in black."""
-    fig = Figure(figsize=(3.2 * len(st.opponents) + 0.6, 3.0), layout="constrained")
+    fig = Figure(figsize=(3.2 * len(st.opponents) + 0.6, 3.2), layout="constrained")
     axes = fig.subplots(1, len(st.opponents), sharey=True, squeeze=False)[0]
     x = np.arange(len(st.frameworks))
     w = 0.38
@@ -66,13 +69,15 @@ def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
                 hi.append(ci[1] - m if math.isfinite(ci[1]) else 0.0)
                 edge.append("black" if r.winner == ("A" if side == "A" else "B") else colour)
             ax.bar(x + (k - 0.5) * w, means, w, yerr=[lo, hi], color=colour, edgecolor=edge, linewidth=1.5,
-                   capsize=2, label=side)
+                   capsize=2)
         ax.set_xticks(x, [(framework_titles or {}).get(f, f) for f in st.frameworks], rotation=30, ha="right",
                       fontsize=8)
         ax.set_title(f"A vs {opp}", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
     axes[0].set_ylabel(f"{metric} ({st.directions.get(metric, 'higher')} is better)", fontsize=8)
-    axes[-1].legend(fontsize=7, frameon=False)
+    handles = [Patch(facecolor="#1f77b4", label="A"), Patch(facecolor="#ff7f0e", label="opponent"),
+               Patch(facecolor="white", edgecolor="black", linewidth=1.5, label="significant winner")]
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=7, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

@@ -157,7 +157,7 @@ _JS = """
       var text=(q.value||'').toLowerCase(), shown=0;
       items.forEach(function(it){
         var ok=it.dataset.search.indexOf(text)>=0;
-        sels.forEach(function(s){ if(s.value && it.dataset['tag'+s.dataset.tag]!==s.value) ok=false; });
+        sels.forEach(function(s){ if(s.value && it.getAttribute('data-t-'+s.dataset.tag)!==s.value) ok=false; });
         it.hidden=!ok; if(ok) shown++;
       });
       count.textContent=shown+' of '+items.length+' shown';
@@ -183,8 +183,8 @@ def _slug(s: str, taken: set[str]) -> str:
 
 
 def _tag_key(name: str) -> str:
-    """A tag name as a data-attribute suffix (dataset key ``tag<Key>``)."""
-    return re.sub(r"[^A-Za-z0-9]", "", name.title()) or "X"
+    """A tag name as a data-attribute suffix: ``data-t-<key>`` (HTML lower-cases attribute names)."""
+    return re.sub(r"[^a-z0-9]", "", name.lower()) or "x"
 
 
 class _Renderer:
@@ -230,13 +230,13 @@ class _Renderer:
             values = sorted({str(it.tags[tag]) for it in dd.items if tag in it.tags})
             opts = "".join(f'<option value="{e(v)}">{e(v)}</option>' for v in values)
             ctl.append(f'<select class="dd-tag" data-tag="{_tag_key(tag)}" aria-label="{e(tag)}">'
-                       f'<option value="">all {e(tag)}</option>{opts}</select>')
+                       f'<option value="">any {e(tag)}</option>{opts}</select>')
         ctl.append('<button type="button" class="dd-open">expand all</button>'
                    '<button type="button" class="dd-close">collapse all</button>'
                    f'<span class="dd-count">{len(dd.items)} items</span></div>')
         out.append("".join(ctl))
         for it in dd.items:
-            tags = "".join(f' data-tag{_tag_key(k)}="{e(str(v))}"' for k, v in it.tags.items())
+            tags = "".join(f' data-t-{_tag_key(k)}="{e(str(v))}"' for k, v in it.tags.items())
             search = " ".join([it.title, it.summary, *map(str, it.tags.values())]).lower()
             chips = "".join(f'<span class="tag">{e(str(v))}</span>' for v in it.tags.values())
             body = "".join(self.block(b) for b in it.blocks)
