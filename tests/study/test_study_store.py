@@ -162,3 +162,16 @@ def test_bad_backend_and_workers_before_any_write(tmp_path):
             _run(cfg, tmp_path / "st", **kw)
         assert exc.value.field == field
     assert not (tmp_path / "st").exists()
+
+
+def test_unreadable_record_counts_as_not_finished_and_is_redone(tmp_path):
+    cfg = tiny_design()
+    root = tmp_path / "st"
+    _run(cfg, root)
+    k = expand(cfg)[2].key
+    record_path(root, k).write_bytes(b"")           # what a power loss can leave of an un-synced file
+    st = study_status(root)
+    assert (st.ok, st.pending) == (len(expand(cfg)) - 1, 1)
+    s = _run(cfg, root)
+    assert s.ran == 1 and s.ok == len(expand(cfg))
+    assert json.loads(record_path(root, k).read_text())["key"] == k

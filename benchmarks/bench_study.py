@@ -1,0 +1,148 @@
+"""Study runner speed figures (issue 13). Prints figures; not a unit test.
+
+    .venv/bin/python benchmarks/bench_study.py [--debates 24] [--workers 2] [--skip-full] [--profile]
+
+* runner overhead: ``--debates`` debates of the scripted paper preset run three ways in this process —
+  bare (``run_debate`` in a loop, transcript to disk: the baseline), through the study store (serial:
+  keys, records, atomic writes, results table) — the ratio is the store's cost;
+* with ``--profile``: where a scripted debate's time goes (cProfile over the same debates, grouped:
+  HiGHS solving, MILP set-up, metrics, transcript, the store);
+* the full scripted paper preset (600 debates): ``fairarena study run paper.toml --out DIR --backend
+  processes --workers N --json`` as a subprocess, wall time (target 45 s on 2 cores); then a second run
+  of the same command on the finished folder (the resume: target 2 s), and ``fairarena study status``.
+
+The machine's load average is printed beside every figure (timings on a shared machine are noisy;
+compare the ratio).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def load() -> str:
+    return "load %.2f %.2f %.2f" % os.getloadavg()
+
+
+def bare(tasks, out: Path) -> tuple[float, int]:
+    from fairarena.arena import build_agent, run_debate
+    from fairarena.experiments.study import cohort_of
+
+    t0 = time.perf_counter()
+    errors = 0
+    for t in tasks:
+        c = cohort_of(t.cohort_seed, t.capacity)
+        try:  # the study records a debate that raises as failed; so does this baseline
+            r = run_debate(c, build_agent("A", t.agent_a, t.model_a, c), build_agent("B", t.agent_b, t.model_b, c),
+                           t.debate_config(), transcript=out / f"{t.key}.jsonl")
+            errors += r.status != "ok"
+        except Exception:
+            errors += 1
+    return time.perf_counter() - t0, errors
+
+
+def overhead(n: int, profile: bool) -> None:
+    from fairarena.experiments.study import expand, preset, to_toml
+    from fairarena.experiments.study_store import run_study
+
+    cfg = preset("paper")
+    tasks = expand(cfg)[: n]
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        (d / "bare").mkdir()
+        bare(tasks[:2], d / "bare")          # warm imports and caches
+        t_bare, errors = bare(tasks, d / "bare")
+        t0 = time.perf_counter()
+        s = run_study(cfg, to_toml(cfg), d / "study", limit=n)
+        t_store = time.perf_counter() - t0
+        assert s.ran == n and s.failed == errors, (s.failed, errors)
+    print(f"\n== runner overhead: {n} debates of the paper preset, serial, in process ({load()}) ==")
+    print(f"bare run_debate loop      {t_bare:7.2f} s   {1000 * t_bare / n:6.1f} ms/debate")
+    print(f"study run (store)         {t_store:7.2f} s   {1000 * t_store / n:6.1f} ms/debate")
+    print(f"ratio study / bare        {t_store / t_bare:7.3f}   (failed debates: {errors} in both)")
+    if profile:
+        from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
+
+        with tempfile.TemporaryDirectory() as d:
+            pr = cProfile.Profile()
+            pr.enable()
+            for t in tasks:
+                rec, data = execute_task(t, RunOptions())
+                commit_debate(Path(d), rec, data)
+            pr.disable()
+        st = pstats.Stats(pr)
+        total = sum(v[3] for k, v in st.stats.items() if k[2] == "execute_task") + \
+            sum(v[3] for k, v in st.stats.items() if k[2] == "commit_debate")
+
+        def cum(pred) -> float:
+            return sum(v[3] for k, v in st.stats.items() if pred(k))
+
+        groups = {
+            "HiGHS solve (scipy _highspy run)": cum(lambda k: k[2] == "run" and "_highspy" in str(k[0]) or
+                                                    (k[0] == "~" and "_highspy._core.run" in k[2])),
+            "scipy.optimize.milp total (set-up + solve)": cum(lambda k: k[2] == "milp"),
+            "negotiator total": cum(lambda k: k[2] == "__call__" and k[0].endswith("negotiator.py")),
+            "metrics (compute_metrics_batch)": cum(lambda k: k[2] == "compute_metrics_batch"),
+            "transcript writes": cum(lambda k: k[2] == "write" and k[0].endswith("transcript.py")),
+            "store (commit_debate)": cum(lambda k: k[2] == "commit_debate"),
+        }
+        print(f"\n== profile of {n} debates (cProfile; {load()}) == total {total:.2f} s")
+        for name, v in groups.items():
+            print(f"{name:44s} {v:7.2f} s  {100 * v / total:5.1f} %")
+
+
+def full(workers: int) -> None:
+    exe = [sys.executable, "-m", "fairarena.cli"]
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+        subprocess.run([*exe, "study", "init", "--preset", "paper", "--out", str(d / "paper.toml")], check=True,
+                       capture_output=True)
+        cmd = [*exe, "study", "run", str(d / "paper.toml"), "--out", str(d / "st"), "--backend", "processes",
+               "--workers", str(workers), "--json"]
+        before = load()
+        t0 = time.perf_counter()
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if r.returncode != 0:
+            print(r.stderr)
+            raise SystemExit(1)
+        s = json.loads(r.stdout)
+        print(f"\n== full scripted paper preset: 600 debates, processes x{workers} ==")
+        print(f"command: fairarena study run paper.toml --out DIR --backend processes --workers {workers} --json")
+        print(f"wall {wall:7.2f} s  (target 45 s)   ok {s['ok']} failed {s['failed']}   {before} -> {load()}")
+        t0 = time.perf_counter()
+        r2 = subprocess.run(cmd, capture_output=True, text=True)
+        rwall = time.perf_counter() - t0
+        s2 = json.loads(r2.stdout)
+        print(f"resume of the finished study (same command): wall {rwall:5.2f} s (target 2 s), ran {s2['ran']}, "
+              f"{load()}")
+        t0 = time.perf_counter()
+        subprocess.run([*exe, "study", "status", str(d / "st"), "--json"], check=True, capture_output=True)
+        print(f"status: wall {time.perf_counter() - t0:5.2f} s")
+        size = sum(p.stat().st_size for p in (d / "st").rglob("*") if p.is_file())
+        print(f"store size {size / 1e6:.1f} MB; results.jsonl {(d / 'st' / 'results.jsonl').stat().st_size / 1e6:.2f} MB")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--debates", type=int, default=24)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--skip-full", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    a = ap.parse_args()
+    overhead(a.debates, a.profile)
+    if not a.skip_full:
+        full(a.workers)
+
+
+if __name__ == "__main__":
+    main()
