@@ -68,6 +68,7 @@ class BackendInfo:
     parse: Callable[[str, str], ModelSpec] | None = None  # (text after "BACKEND:", whole spec) -> ModelSpec
     options: Mapping[str, Option] = field(default_factory=dict)
     retried: bool = True  # wrap in RetryingModel
+    form: str = ""  # how a spec of this backend reads, for messages and CLI help
 
     def parse_spec(self, rest: str, spec: str) -> ModelSpec:
         body, q, query = rest.partition("?")
@@ -91,15 +92,16 @@ BACKENDS: Registry[BackendInfo] = Registry("model backend", field="model")
 
 def register_backend(name: str, *, description: str, extra: str | None = None,
                      parse: Callable[[str, str], ModelSpec] | None = None,
-                     options: Mapping[str, Option] | None = None, retried: bool = True) -> Callable[..., Any]:
+                     options: Mapping[str, Option] | None = None, retried: bool = True,
+                     form: str = "") -> Callable[..., Any]:
     """Decorator registering ``factory(spec, opts) -> ChatModel`` as backend ``name``.
 
     ``parse(rest, spec)`` reads the text after ``name:`` (without ``?options``) into a :class:`ModelSpec`
     (default: the whole text is the model name); ``options`` maps option names to :class:`Option`.
     """
     def deco(factory: Callable[[ModelSpec, dict[str, Any]], ChatModel]) -> Callable[..., Any]:
-        info = BackendInfo(name, factory, description, extra, parse, dict(options or {}), retried)
-        BACKENDS.add(name, info, description=description, extra=extra)
+        info = BackendInfo(name, factory, description, extra, parse, dict(options or {}), retried, form)
+        BACKENDS.add(name, info, description=description, extra=extra, form=form or f"{name}:MODEL")
         return factory
     return deco
 
@@ -109,16 +111,18 @@ def backends() -> dict[str, BackendInfo]:
     return dict(BACKENDS.items())
 
 
-_EXPECTED = "scripted[:NAME], openai:MODEL[@http(s)://HOST:PORT/v1] or llamacpp:PATH.gguf|smollm2"
+def spec_forms(sep: str = " | ") -> str:
+    """How a model spec reads, one form per registered backend (for messages and CLI help)."""
+    return sep.join(e.form for e in BACKENDS.entries())
 
 
 def parse_model_spec(spec: str) -> ModelSpec:
     if not isinstance(spec, str) or not spec.strip():
-        raise InputError("model", spec, _EXPECTED)
+        raise InputError("model", spec, spec_forms())
     spec = spec.strip()
     backend, sep, rest = spec.partition(":")
     if backend not in BACKENDS:
-        raise InputError("model", spec, f"a spec with a known backend ({BACKENDS.choices()}): {_EXPECTED}")
+        raise InputError("model", spec, f"a spec with a known backend ({BACKENDS.choices()}): {spec_forms()}")
     return BACKENDS[backend].parse_spec(rest if sep else "", spec)
 
 
@@ -132,7 +136,7 @@ def _parse_scripted(rest: str, spec: str) -> ModelSpec:
 
 
 @register_backend("scripted", description="deterministic Python callable (the arena's negotiator); needs nothing",
-                  parse=_parse_scripted, retried=False)
+                  parse=_parse_scripted, retried=False, form="scripted[:NAME]")
 def _scripted(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.scripted import ScriptedChatModel, get_script
     return ScriptedChatModel(get_script(spec.model), name=spec.model)
@@ -140,7 +144,7 @@ def _scripted(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
 
 def _parse_openai(rest: str, spec: str) -> ModelSpec:
     if not rest:
-        raise InputError("model", spec, f"a model after 'openai:' ({_EXPECTED})")
+        raise InputError("model", spec, f"a model after 'openai:' ({BACKENDS.entry('openai').form})")
     model, at, url = rest.rpartition("@")
     if at and (url.startswith("http://") or url.startswith("https://")):
         if not model:
@@ -162,7 +166,8 @@ OPENAI_OPTIONS = {
 
 
 @register_backend("openai", description="any OpenAI-compatible endpoint via the official client", extra="llm",
-                  parse=_parse_openai, options=OPENAI_OPTIONS)
+                  parse=_parse_openai, options=OPENAI_OPTIONS,
+                  form="openai:MODEL[@http(s)://HOST:PORT/v1][?timeout=S&connect_timeout=S&total_timeout=S&context_window=N]")
 def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.openai_backend import OpenAIChatModel
     return OpenAIChatModel(spec.model, spec.base_url, timeout=opts["timeout"], connect_timeout=opts["connect_timeout"],
@@ -171,7 +176,7 @@ def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
 
 def _parse_llamacpp(rest: str, spec: str) -> ModelSpec:
     if not rest:
-        raise InputError("model", spec, f"a model after 'llamacpp:' ({_EXPECTED})")
+        raise InputError("model", spec, f"a model after 'llamacpp:' ({BACKENDS.entry('llamacpp').form})")
     if not rest.lower().endswith(".gguf"):
         from fairarena.llm.llamacpp_backend import BUNDLED_GGUF
         if rest not in BUNDLED_GGUF:
@@ -187,7 +192,8 @@ LLAMACPP_OPTIONS = {
 
 
 @register_backend("llamacpp", description="in-process llama.cpp on a GGUF file", extra="llamacpp",
-                  parse=_parse_llamacpp, options=LLAMACPP_OPTIONS)
+                  parse=_parse_llamacpp, options=LLAMACPP_OPTIONS,
+                  form="llamacpp:PATH.gguf|smollm2[?n_ctx=N&max_n_ctx=N&n_threads=N]")
 def _llamacpp(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.llamacpp_backend import BUNDLED_GGUF, LlamaCppChatModel, bundled_gguf
     path = bundled_gguf(spec.model) if spec.model in BUNDLED_GGUF else Path(os.path.expanduser(spec.model))
