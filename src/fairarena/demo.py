@@ -71,8 +71,12 @@ def register(app: typer.Typer) -> None:
         full: bool = typer.Option(False, "--full", help="Run the full (paper-size) studies, not reduced ones."),
     ) -> None:
         """Run every feature area once on small inputs and print the results."""
-        for title, target in SECTIONS:
-            console.rule(f"[bold]{title}")
-            mod, func = target.split(":")
-            fn = getattr(importlib.import_module(mod), func)
-            fn(out, full=full)
+        from fairarena.fsutil import output_folder
+
+        # the demo always refreshes its folder (force), but never races another run in it
+        with output_folder(out, "demo", force=True, config={"full": full}):
+            for title, target in SECTIONS:
+                console.rule(f"[bold]{title}")
+                mod, func = target.split(":")
+                fn = getattr(importlib.import_module(mod), func)
+                fn(out, full=full)
