@@ -343,3 +343,19 @@ def test_ttest_equals_scipy_ttest_rel(seed):
     r = paired_comparison(a, b, test="ttest")
     ref = sps.ttest_rel(a, b)
     assert r.statistic == pytest.approx(ref.statistic, rel=1e-9) and r.p == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_basic_and_bca_intervals():
+    x = np.random.default_rng(9).gamma(2.0, 3.0, 23)
+    lo, hi = slow_bootstrap(list(x))
+    m = float(np.mean(x))
+    assert bootstrap_mean_ci(x, method="basic") == pytest.approx((2 * m - hi, 2 * m - lo), rel=1e-12)
+    ref = sps.bootstrap((x,), np.mean, n_resamples=2000, method="BCa", rng=np.random.default_rng(42),
+                        vectorized=True).confidence_interval
+    assert bootstrap_mean_ci(x, method="bca") == pytest.approx((ref.low, ref.high), rel=1e-12)
+    assert bootstrap_mean_ci([2.0] * 5, method="bca") == (2.0, 2.0)
+    with pytest.raises(InputError) as e:
+        bootstrap_mean_ci(x, method="studentized")
+    assert e.value.field == "ci_method"
+    r = paired_comparison(x, x[::-1], ci_method="basic")
+    assert r.ci_a == pytest.approx(bootstrap_mean_ci(x, method="basic"), rel=1e-12)

@@ -4,7 +4,7 @@ Pure functions on numpy arrays (scipy for the tests); no I/O, pandas only in the
 The protocol and its choices are documented in :mod:`fairarena.stats.paired` and ``docs/study.md``.
 """
 
-from fairarena.stats.bootstrap import (DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, GENERATOR,
+from fairarena.stats.bootstrap import (CI_METHODS, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, GENERATOR,
                                        bootstrap_mean_ci, bootstrap_means_ci, resample_counts)
 from fairarena.stats.multiple import CORRECTIONS, holm
 from fairarena.stats.paired import (ALPHA, TEST_CHOICES, TESTS, ZERO_METHODS, PairedResult, check_options,
@@ -14,7 +14,7 @@ from fairarena.stats.study import (FAMILIES, CellResult, DebateRecord, StudyStat
                                    compare_table, records_from_frame)
 
 __all__ = [
-    "ALPHA", "CORRECTIONS", "DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "FAMILIES", "GENERATOR",
+    "ALPHA", "CI_METHODS", "CORRECTIONS", "DEFAULT_LEVEL", "DEFAULT_RESAMPLES", "DEFAULT_SEED", "FAMILIES", "GENERATOR",
     "TESTS", "TEST_CHOICES", "ZERO_METHODS", "CellResult", "DebateRecord", "PairedResult", "StudyStats",
     "bootstrap_mean_ci", "bootstrap_means_ci", "check_options", "cohens_d_pooled", "cohens_dz",
     "compare_frame", "compare_pairs", "compare_table", "direction_sign", "holm", "paired_comparison",

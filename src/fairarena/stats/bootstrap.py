@@ -32,6 +32,7 @@ DEFAULT_RESAMPLES = 2000
 DEFAULT_SEED = 42
 DEFAULT_LEVEL = 0.95
 GENERATOR = "numpy PCG64 via numpy.random.default_rng(seed), one generator per interval"
+CI_METHODS = ("percentile", "basic", "bca")
 
 
 def _check(n_resamples: int, level: float) -> None:
@@ -50,21 +51,32 @@ def resample_counts(n: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DE
 
 
 def bootstrap_mean_ci(x: Sequence[float] | np.ndarray, *, n_resamples: int = DEFAULT_RESAMPLES,
-                      seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
-    """Percentile bootstrap interval of the mean of ``x`` (NaN, NaN for an empty sample)."""
-    lo, hi = bootstrap_means_ci([np.asarray(x, dtype=float)], n_resamples=n_resamples, seed=seed, level=level)[0]
+                      seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
+                      method: str = "percentile") -> tuple[float, float]:
+    """Bootstrap interval of the mean of ``x`` (NaN, NaN for an empty sample)."""
+    lo, hi = bootstrap_means_ci([np.asarray(x, dtype=float)], n_resamples=n_resamples, seed=seed, level=level,
+                                method=method)[0]
     return float(lo), float(hi)
 
 
 def bootstrap_means_ci(samples: Sequence[Sequence[float] | np.ndarray], *, n_resamples: int = DEFAULT_RESAMPLES,
-                       seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> np.ndarray:
-    """Percentile bootstrap intervals of the means of many samples (of any sizes), vectorised.
+                       seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL, method: str = "percentile") -> np.ndarray:
+    """Bootstrap intervals of the means of many samples (of any sizes), vectorised.
 
     Returns an array of shape ``(len(samples), 2)`` (lower, upper); each row equals
     :func:`bootstrap_mean_ci` of that sample alone (same generator and seed per interval). Empty
     samples give NaN. Samples of equal size are grouped and resampled with one matrix product.
+
+    ``method``: ``"percentile"`` (default), ``"basic"`` (``2 mean - `` the reflected percentiles), both
+    vectorised on the same resamples; ``"bca"`` (bias-corrected and accelerated) delegates each sample
+    to :func:`scipy.stats.bootstrap` with the same generator and seed (slower; undefined for constant
+    samples, which get the point interval).
     """
     _check(n_resamples, level)
+    if method not in CI_METHODS:
+        raise InputError("ci_method", method, "one of " + ", ".join(CI_METHODS))
+    if method == "bca":
+        return _bca(samples, n_resamples, seed, level)
     arrays = [np.asarray(s, dtype=float).ravel() for s in samples]
     out = np.full((len(arrays), 2), np.nan)
     q = [100 * (1 - level) / 2, 100 * (1 + level) / 2]
@@ -79,5 +91,26 @@ def bootstrap_means_ci(samples: Sequence[Sequence[float] | np.ndarray], *, n_res
         means = np.einsum("ij,bj->ib", X, counts) / n              # (m, B)
         # a resampled mean lies in [min, max]; clip the last-bit rounding of the matrix product
         means = np.clip(means, X.min(axis=1, keepdims=True), X.max(axis=1, keepdims=True))
-        out[rows] = np.percentile(means, q, axis=1).T
+        ci = np.percentile(means, q, axis=1).T
+        if method == "basic":
+            centre = X.mean(axis=1, keepdims=True)
+            ci = 2 * centre - ci[:, ::-1]
+        out[rows] = ci
+    return out
+
+
+def _bca(samples: Sequence[Sequence[float] | np.ndarray], n_resamples: int, seed: int, level: float) -> np.ndarray:
+    from scipy import stats as sps
+
+    out = np.full((len(samples), 2), np.nan)
+    for i, s in enumerate(samples):
+        a = np.asarray(s, dtype=float).ravel()
+        if a.size == 0:
+            continue
+        if np.ptp(a) == 0.0:
+            out[i] = a[0]
+            continue
+        ci = sps.bootstrap((a,), np.mean, n_resamples=n_resamples, confidence_level=level, method="BCa",
+                           rng=np.random.default_rng(seed), vectorized=True).confidence_interval
+        out[i] = ci.low, ci.high
     return out

@@ -255,7 +255,8 @@ def paired_comparison(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.n
                       feasible_b: Sequence[bool] | np.ndarray | None = None,
                       direction: str = "higher", test: str = "auto", alpha: float = ALPHA,
                       zero_method: str = "wilcox", n_resamples: int = DEFAULT_RESAMPLES,
-                      seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL) -> PairedResult:
+                      seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
+                      ci_method: str = "percentile") -> PairedResult:
     """Compare side A with side B over cohorts (``a[i]``, ``b[i]`` are cohort ``i``'s values).
 
     See the module docstring for the protocol and every choice it makes.
@@ -265,6 +266,6 @@ def paired_comparison(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.n
     a2, b2, n_exc, n_mis = select_pairs(a, b, feasible_a, feasible_b)
     res = compare_pairs(a2, b2, n_exc, n_mis, direction=direction, test=test, alpha=alpha, zero_method=zero_method)
     if res.n:
-        ci = bootstrap_means_ci([a2, b2], n_resamples=n_resamples, seed=seed, level=level)
+        ci = bootstrap_means_ci([a2, b2], n_resamples=n_resamples, seed=seed, level=level, method=ci_method)
         res = replace(res, ci_a=(float(ci[0, 0]), float(ci[0, 1])), ci_b=(float(ci[1, 0]), float(ci[1, 1])))
     return res

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from fairarena.errors import InputError
-from fairarena.stats.bootstrap import (DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, GENERATOR,
+from fairarena.stats.bootstrap import (CI_METHODS, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, GENERATOR,
                                        bootstrap_means_ci)
 from fairarena.stats.multiple import CORRECTIONS
 from fairarena.stats.paired import (ALPHA, PairedResult, compare_pairs, check_options, direction_sign,
@@ -123,7 +123,8 @@ def _value(m: Mapping[str, float] | None, metric: str, where: str) -> float:
 def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: Mapping[str, str], *,
                   test: str = "auto", alpha: float = ALPHA, correction: str = "none", family: str = "all",
                   zero_method: str = "wilcox", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
-                  level: float = DEFAULT_LEVEL, opponents: Sequence[str] | None = None,
+                  level: float = DEFAULT_LEVEL, ci_method: str = "percentile",
+                  opponents: Sequence[str] | None = None,
                   frameworks: Sequence[str] | None = None) -> StudyStats:
     """Every opponent x framework x metric cell of a study.
 
@@ -135,6 +136,8 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
     """
     check_options(test, alpha, zero_method)
     CORRECTIONS.check(correction)
+    if ci_method not in CI_METHODS:
+        raise InputError("ci_method", ci_method, "one of " + ", ".join(CI_METHODS))
     if family not in FAMILIES:
         raise InputError("family", family, "one of " + ", ".join(FAMILIES))
     if not metrics:
@@ -180,7 +183,7 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
                 cells.append(CellResult(opp, fw, metric, res, joint_n=int(j2.size),
                                         joint_mean=float(j2.mean()) if j2.size else math.nan))
 
-    ci = bootstrap_means_ci(samples, n_resamples=n_resamples, seed=seed, level=level)
+    ci = bootstrap_means_ci(samples, n_resamples=n_resamples, seed=seed, level=level, method=ci_method)
     for k, c in enumerate(cells):
         ca, cb, cj = ci[3 * k], ci[3 * k + 1], ci[3 * k + 2]
         cells[k] = replace(c, result=replace(c.result, ci_a=(float(ca[0]), float(ca[1])),
@@ -197,7 +200,7 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
                     cells[k] = replace(cells[k], result=cells[k].result.with_adjusted(float(pa), correction))
 
     settings = {"test": test, "alpha": alpha, "correction": correction, "family": family,
-                "zero_method": zero_method, "round_differences": 1e-12, "bootstrap": "percentile",
+                "zero_method": zero_method, "round_differences": 1e-12, "bootstrap": ci_method,
                 "n_resamples": n_resamples, "seed": seed, "level": level, "generator": GENERATOR,
                 "effect_sizes": "cohens_d (pooled SD of both sides), d_z (SD of the differences)"}
     return StudyStats(tuple(cells), tuple(opp_list), tuple(fw_list), tuple(metrics), directions, settings)
