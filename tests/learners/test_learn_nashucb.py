@@ -245,3 +245,21 @@ def test_a_dominating_bonus_or_a_null_nsw_picks_the_bonus_vertex_and_bad_forms_a
         assert np.array_equal(p, np.eye(4)[bonus.argmax(axis=1)])
     with pytest.raises(ValueError):
         nashucb_maximise(mu, bonus, "sum")
+
+
+@pytest.mark.slow
+def test_nashucb_learns_on_dots_with_the_geometric_default():
+    """Issue 10 point 10: with 50 agents the product NSW (~1e-15) is invisible next to the bonus
+    (~1e-2); the published product form plays the bonus alone and its NSW regret is linear, the
+    geometric form (our default, a documented deviation) learns."""
+    from fairarena.learners import MultiAgentBandit, make_learner, simulate
+    from fairarena.learners.instances import dots_rewards
+
+    env = MultiAgentBandit(dots_rewards(), "beta:0.1", name="dots")
+    assert make_learner("nashucb").form == "geometric"
+    geo = simulate("nashucb", env, 20000, [0, 1])
+    assert geo.regret_slope("nsw") < 0.6, geo.regret_slope("nsw")
+    assert geo.final_scores()["nsw"] > 0.98
+    prod = simulate(make_learner("nashucb", form="product"), env, 20000, [0])
+    assert prod.regret_slope("nsw") > 0.95
+    assert geo.final_regret()["nsw"] < prod.final_regret()["nsw"] / 10
