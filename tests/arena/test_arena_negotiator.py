@@ -59,7 +59,7 @@ def test_proportional_baseline(cohort):
 def test_adversary_maximises_bias_weighted_welfare(cohort):
     p = cohort.to_problem()
     w = bias_weights(cohort)
-    assert w.sum() == pytest.approx(1)
+    assert np.abs(w).sum() == pytest.approx(1)
     adv = Negotiator(p, parse_agent("adversarial"), cohort=cohort).ideal()
     for fw in ("utilitarian", "rawlsian", "care"):
         other = optimal_allocation(p, fw)
@@ -68,10 +68,25 @@ def test_adversary_maximises_bias_weighted_welfare(cohort):
 
 def test_bias_weights_follow_the_documented_rule():
     from types import SimpleNamespace as P
-    young = P(age=30, gender="male", race="White", ses="high", citizenship="citizen")
-    old = P(age=80, gender="female", race="Black", ses="low", citizenship="undocumented")
-    w = bias_weights(P(patients=[young, old]))
-    assert w[0] / w[1] == pytest.approx((1 + 1 + 0.5 + 0.5 + 1 + 1) / 1.0)
+    young = P(age=30, gender="male", race="White", ses="high", citizenship="citizen")           # 5 points
+    old = P(age=80, gender="female", race="Black", ses="low", citizenship="undocumented")       # 0 points
+    mid = P(age=45, gender="female", race="White", ses="middle", citizenship="permanent resident")  # 2.5
+    w = bias_weights(P(patients=[young, old, mid]))
+    assert w == pytest.approx([0.5, -0.5, 0.0])
+
+
+@pytest.mark.parametrize("seed", [0, 3, 11])
+def test_adversary_deprives_the_patients_it_targets(seed):
+    """Negative weight = the biased objective prefers them to get nothing: its opening gives them nothing,
+    even where capacity is left unused."""
+    c = sample_cohort(seed, "standard")
+    p = c.to_problem()
+    w = bias_weights(c)
+    me = Negotiator(p, parse_agent("adversarial"), cohort=c)
+    cnss = need_satisfaction(p, me.ideal())
+    assert (w < 0).any() and np.all(cnss[w < 0] == 0)
+    assert np.all(cnss[w > 0] > 0)
+    assert me.concession == pytest.approx(0.7)
 
 
 # -- every step returns a feasible allocation (issue: InfeasibleMILP on ~2% of standard cohorts) ---------

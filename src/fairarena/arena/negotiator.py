@@ -21,7 +21,9 @@ It plays a profile without any language model, in milliseconds, reproducibly:
 * **Own welfare** per profile: utilitarian ESG; prioritarian DW-ESG; care VWCI; Rawlsian
   min CNSS (then ESG); egalitarian the sum of pairwise CNSS gaps (minimised, then mean CNSS);
   libertarian and baseline: preservation of their own opening (entitlements / proportional shares);
-  adversarial: bias-weighted CNSS. Ties are broken by ESG.
+  adversarial: signed bias-weighted CNSS (patients the bias targets weigh negatively, so its opening gives
+  them nothing; it concedes 0.7 instead of 0.9 — both documented in the research file). Ties are broken
+  by ESG.
 * **Closing**: as drafter it submits its final; as responder it accepts a draft that already
   preserves ``c`` of its own final, otherwise amends once with the concession rule at ``lambda = c``.
 
@@ -215,15 +217,16 @@ class Negotiator:
     """
 
     def __init__(self, problem: AllocationProblem, profile: Profile, *, cohort: Any = None,
-                 concession: float = CONCESSION) -> None:
+                 concession: float | None = None) -> None:
         self.problem = problem
         self.profile = profile
-        self.concession = float(concession)
         self.state = NegotiationState()
         self._bias: np.ndarray | None = None
         if profile.kind in ("adversarial", "adversarial-rag"):
-            from fairarena.arena.research_adversarial import bias_weights
+            from fairarena.arena.research_adversarial import ADVERSARY_CONCESSION, bias_weights
             self._bias = bias_weights(cohort) if cohort is not None else np.full(problem.n, 1.0 / problem.n)
+            concession = ADVERSARY_CONCESSION if concession is None else concession
+        self.concession = float(CONCESSION if concession is None else concession)
         self._ideal: np.ndarray | None = None
         self._steps: CompiledSteps | None = None
         self.last_valid: np.ndarray | None = None
