@@ -175,3 +175,21 @@ def test_unreadable_record_counts_as_not_finished_and_is_redone(tmp_path):
     s = _run(cfg, root)
     assert s.ran == 1 and s.ok == len(expand(cfg))
     assert json.loads(record_path(root, k).read_text())["key"] == k
+
+
+def test_comparison_records_pair_by_cohort(tmp_path):
+    from fairarena.experiments.study_store import comparison_records
+
+    cfg = tiny_design(closing=["joint-draft", "mean-repair"])
+    root = tmp_path / "st"
+    _run(cfg, root)
+    recs = comparison_records(root)
+    # one per (cohort, framework, opponent) for the first closing rule
+    assert len(recs) == cfg.cohorts * len(cfg.agent_a) * len(cfg.opponents)
+    assert len({(r["cohort"], r["framework"], r["opponent"]) for r in recs}) == len(recs)
+    rows = {r["key"]: r for r in load_results(root)}
+    t = next(t for t in expand(cfg) if t.closing == "mean-repair" and t.cohort == 1 and t.agent_b == "adversarial")
+    alt = comparison_records(root, closing="mean-repair")
+    r = next(x for x in alt if x["cohort"] == 1 and x["framework"] == t.framework and x["opponent"] == "adversarial")
+    assert r["joint"]["esg"] == rows[t.key]["metrics"]["joint"]["esg"]
+    assert r["a"]["esg"] == rows[t.key]["metrics"]["a"]["esg"] and set(r["a"]) >= {"esg", "rmg", "gini"}

@@ -167,6 +167,41 @@ def results_frame(root: str | Path) -> Any:
     return pd.DataFrame(rows)
 
 
+def comparison_records(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
+                       closing: str | None = None) -> list[dict[str, Any]]:
+    """The long-form input of the paired statistics: one mapping per finished debate whose Agent A is
+    aligned to a framework, with ``cohort``, ``framework``, ``opponent`` (B's profile), ``a`` and ``opp``
+    (final metrics of A and of B), ``a_feasible``, ``opp_feasible``, ``joint`` and ``joint_feasible``.
+
+    Pairing is by cohort within a (framework, opponent) cell, so a study with several capacity variants,
+    seeds or closing rules is cut to one of each: the given one, else the design's first. Failed debates
+    are left out (the statistics report how many cohorts each comparison has)."""
+    from fairarena.allocation.welfare import METRIC_KEYS
+
+    cfg, _ = study_tasks(root)
+    capacity = cfg.capacity[0] if capacity is None else capacity
+    seed = cfg.seeds[0] if seed is None else seed
+    closing = cfg.closing[0] if closing is None else closing
+    out = []
+    for r in load_results(root):
+        t = r["task"]
+        if (r["status"] != "ok" or t["framework"] is None or t["capacity"] != capacity or t["seed"] != seed
+                or t["closing"] != closing):
+            continue
+        m = r.get("metrics") or {}
+        feas = r.get("feasible") or {}
+
+        def pick(who: str) -> dict[str, float] | None:
+            d = m.get(who)
+            return None if d is None else {k: float(d[k]) for k in METRIC_KEYS if k in d}
+
+        out.append({"cohort": t["cohort"], "framework": t["framework"], "opponent": t["agent_b"],
+                    "a": pick("a"), "opp": pick("b"), "a_feasible": bool(feas.get("a")),
+                    "opp_feasible": bool(feas.get("b")), "joint": pick("joint"),
+                    "joint_feasible": bool(feas.get("joint"))})
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # Status
 # ------------------------------------------------------------------------------------------------
