@@ -103,3 +103,26 @@ def test_sweep_refuses_a_folder_in_use(tmp_path, holder):
     r = run("sweep", "--preset", "tiny", "--out", str(out), "--json")
     assert r.returncode == 2 and f"pid {h.pid}" in r.stderr and "Traceback" not in r.stderr
     assert r.stdout == "" and sorted(p.name for p in out.iterdir()) == [".lock", ".run.json"]
+
+
+@pytest.mark.parametrize("sig, code", [("SIGINT", 130), ("SIGTERM", 143)])
+def test_interrupted_run_records_it_and_releases_the_lock(tmp_path, sig, code):
+    import signal
+    import time
+
+    out = tmp_path / "out"
+    p = fairarena("learn", "--learner", "pf", "--T", "20000000", "--seeds", "1", "--out", str(out), "--json")
+    deadline = time.time() + 120
+    while not (out / ".run.json").exists() and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    p.send_signal(getattr(signal, sig))
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == code, err
+    assert "Traceback" not in err
+    m = json.loads((out / ".run.json").read_text())
+    assert m["status"] == "interrupted"
+    from fairarena.fsutil import output_folder
+
+    with output_folder(out, "learn", force=True):  # the lock was released
+        pass

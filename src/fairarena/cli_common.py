@@ -66,6 +66,8 @@ def cli_errors(func: F) -> F:
             if message is None:
                 raise
             raise fail(message) from None
+        except KeyboardInterrupt:  # after the command's own clean-up ran (locks released, status recorded)
+            raise fail("interrupted", code=130) from None
 
     return wrapper  # type: ignore[return-value]
 
