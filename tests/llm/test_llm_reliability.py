@@ -303,3 +303,19 @@ def test_gguf_reader_refuses_other_files_and_falls_back(tmp_path):
     assert trained_context(bad) is None and LlamaCppChatModel(bad).context_window == FALLBACK_N_CTX
     cut = _gguf(tmp_path / "cut.gguf", [("general.architecture", 8, b"\x05")])
     assert trained_context(cut) is None
+
+
+def test_offline_replay_reports_the_live_window(tmp_path, fake_server):
+    live = build_model(f"openai:m@{fake_server.base_url}?context_window=4096", cache=tmp_path / "c.sqlite")
+    off = build_model(f"openai:m@{fake_server.base_url}?context_window=4096", cache=tmp_path / "c.sqlite",
+                      offline=True)
+    assert off.context_window == live.context_window == 4096
+    assert off.max_prompt_tokens(96) == 4000 and off.count_tokens(MSG) == live.count_tokens(MSG)
+    gone = build_model(f"llamacpp:{tmp_path / 'elsewhere.gguf'}", cache=tmp_path / "c.sqlite", offline=True)
+    assert gone.context_window is None and gone.count_tokens(MSG) == estimate_prompt_tokens(MSG)
+
+
+def test_credentials_in_urls_are_redacted():
+    assert redact("via https://bob:s3cretpass@proxy.local:8080/v1") == "via https://bob:[REDACTED]@proxy.local:8080/v1"
+    assert redact("GET /v1/models?key=AIzaSyA-1234&alt=json") == "GET /v1/models?key=[REDACTED]&alt=json"
+    assert redact("http://127.0.0.1:8080/v1?alt=json") == "http://127.0.0.1:8080/v1?alt=json"

@@ -11,7 +11,9 @@ What is removed, each replaced by ``[REDACTED]``:
   ``OPENAI_API_KEY``), the key a backend actually used (registered with :func:`register_secret`), and
   any ``secrets=`` passed in;
 * common key shapes wherever they appear: ``sk-...`` / ``sk-proj-...`` style keys, ``Bearer <token>``,
-  ``Basic <credentials>`` (base64 with a digit or ``=``), and JSON Web Tokens;
+  ``Basic <credentials>`` (base64 with a digit or ``=``), JSON Web Tokens, the password of a URL
+  (``https://user:PASSWORD@host``) and credentials in a query string (``?key=...``, ``&api_key=...``,
+  ``token``, ``access_token``, ``secret``, ``password``, ``sig``);
 * in *auth contexts* only (after ``api_key``, ``api-key``, ``x-api-key``, ``token``, ``secret``,
   ``password``, ``authorization``, ``credential``): a long hex value (>= 24 characters) or a long
   base64/url-safe value (>= 20 characters, with a digit in it, so ordinary words are kept). Long hex
@@ -46,6 +48,8 @@ _SHAPES = [
     re.compile(r"(?i)\b(Bearer)(\s+)[A-Za-z0-9._~+/=\-]{8,}"),                         # bearer tokens
     re.compile(r"(?i)\b(Basic)(\s+)(?=[A-Za-z0-9+/]*[0-9=])[A-Za-z0-9+/]{8,}={0,2}"),  # basic credentials
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}"),    # JSON Web Tokens
+    re.compile(r"(?i)\b(https?://[^/\s:@]+)(:)[^/\s@]+(?=@)"),                         # password in a URL
+    re.compile(r"(?i)([?&](?:api[_\-]?key|key|token|access[_\-]?token|secret|password|sig)=)[^&\s\"'#]+"),  # in a query
 ]
 # a long hex value, or a long base64/url-safe value with a digit in it, right after an auth-context word
 _AUTH_CONTEXT = re.compile(
@@ -93,6 +97,8 @@ def redact(text: Any, secrets: Iterable[str] | None = None) -> Any:
     out = _SHAPES[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
     out = _SHAPES[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
     out = _SHAPES[3].sub(REDACTED, out)
+    out = _SHAPES[4].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    out = _SHAPES[5].sub(lambda m: f"{m.group(1)}{REDACTED}", out)
     out = _AUTH_CONTEXT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
     return out
 

@@ -31,7 +31,7 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
 from fairarena.errors import InputError
-from fairarena.llm.base import ChatModel
+from fairarena.llm.base import ChatModel, context_window, count_tokens, max_prompt_tokens
 from fairarena.llm.options import Option, count, parse_options, seconds, tokens
 from fairarena.registry import Registry
 
@@ -240,7 +240,7 @@ def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None =
     opts = backend_options(ms, backend_opts)
     inner: ChatModel
     if offline:
-        inner = _OfflineStub(ms)
+        inner = _OfflineStub(ms, opts)
     else:
         inner = info.factory(ms, opts)
         if info.retried:
@@ -254,12 +254,33 @@ def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None =
 
 
 class _OfflineStub:
-    """Identity of a model for offline replay: never answers (the cache in front of it must)."""
+    """Identity of a model for offline replay: never answers (the cache in front of it must).
 
-    def __init__(self, spec: ModelSpec) -> None:
+    It reports the same context window and prompt counts as the live model would (the backend object
+    is built, which loads nothing until a call), so a caller that fits prompts to the window builds the
+    same prompts, and hits the same cache keys, offline as live. Without the backend (a GGUF file that is
+    not on this machine) it falls back to no window and the estimate.
+    """
+
+    def __init__(self, spec: ModelSpec, opts: dict[str, Any] | None = None) -> None:
         self.backend = spec.backend
         self.model = spec.model if spec.backend != "llamacpp" else Path(spec.model).name if spec.model.endswith(".gguf") \
             else _bundled_name(spec.model)
+        self._live: Any = None
+        try:
+            self._live = BACKENDS.get(spec.backend).factory(spec, dict(opts or {}))
+        except Exception:  # noqa: BLE001 - only the window is wanted; replay itself needs no backend
+            self._live = None
+
+    @property
+    def context_window(self) -> int | None:
+        return context_window(self._live) if self._live is not None else None
+
+    def count_tokens(self, messages: Any) -> int:
+        return count_tokens(self._live, messages)
+
+    def max_prompt_tokens(self, max_tokens: int = 512) -> int | None:
+        return max_prompt_tokens(self._live, max_tokens) if self._live is not None else None
 
     def chat(self, *a: Any, **k: Any) -> Any:  # pragma: no cover - CachedModel(offline) never gets here
         from fairarena.llm.base import CacheMissError
