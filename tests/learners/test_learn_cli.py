@@ -82,6 +82,11 @@ def test_learn_dots_all_learners_human_output(tmp_path):
     (["--rewards", "beta:0.5"], "too large"),
     (["--rewards", "beta"], "rewards"),
     (["--seeds", "0"], "seeds"),
+    (["--seeds", "-3"], "seeds"),
+    (["--seed", "-1"], "seed"),
+    (["--T", "1e12"], "memory"),
+    (["--T", "12.5"], "whole number"),
+    (["--T", "ten"], "whole number"),
     (["--instance", "missing.json"], "not found"),
 ])
 def test_bad_inputs_exit_2(args, needle, instance, tmp_path):
@@ -103,3 +108,22 @@ def test_wrong_shape_instance_files_exit_2(payload, tmp_path):
     res = run("--instance", str(bad), "--T", "50", "--seeds", "1", "--out", str(tmp_path / "o"), "--json")
     assert res.exit_code == 2, res.output
     assert "rewards" in res.output
+
+
+def test_horizon_in_scientific_notation(instance, tmp_path):
+    res = run("--learner", "uf", "--instance", str(instance), "--T", "2e2", "--seeds", "1",
+              "--out", str(tmp_path / "o"), "--json", "--no-figure")
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["config"]["T"] == 200
+
+
+def test_memory_estimate_refuses_before_any_work():
+    from fairarena.errors import InputError
+    from fairarena.learners.simulate import check_memory, estimate_memory
+
+    # the estimate grows linearly in learners x seeds x T (every pull is kept)
+    a, b = estimate_memory(1, 20, 10 ** 6, 50, 4), estimate_memory(2, 20, 2 * 10 ** 6, 50, 4)
+    assert 3.5 < b / a < 4.1 and a > 20 * 10 ** 6 * 20
+    assert check_memory(1, 2, 1000, 3, 3, limit=10 ** 9) == estimate_memory(1, 2, 1000, 3, 3)
+    with pytest.raises(InputError, match="memory"):
+        check_memory(7, 20, 10 ** 12, 50, 4, limit=16 * 2 ** 30)

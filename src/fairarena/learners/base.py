@@ -57,6 +57,19 @@ def check_positive(field: str, v: Any, allow_zero: bool = False) -> float:
     return x
 
 
+def parse_rounds(text: Any, field: str = "T") -> int:
+    """A number of rounds from the command line: ``100000``, ``1e5`` or ``100_000`` (a whole number)."""
+    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+        return int(text)
+    try:
+        x = float(str(text).strip())
+    except ValueError:
+        raise InputError(field, text, "expected a whole number of rounds (e.g. 100000 or 1e5)") from None
+    if not math.isfinite(x) or not x.is_integer():
+        raise InputError(field, text, "expected a whole number of rounds (e.g. 100000 or 1e5)")
+    return int(x)
+
+
 def check_horizon(T: Any, k: int) -> int:
     """``T >= K`` (Algorithm 1 starts by pulling every arm once)."""
     if isinstance(T, bool) or not isinstance(T, (int, np.integer)) and not (isinstance(T, float) and T.is_integer()):

@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         learner: str = typer.Option("pf", "--learner", help="pf, ef, uf, nashucb, ggi, etc, uniform, a comma list, or all."),
         instance: str = typer.Option("dots", "--instance", help="'dots' (PrefLib Dots, 50 voters) or a reward-matrix file (JSON/CSV)."),
         rewards: str = typer.Option("beta:0.1", "--rewards", help="bernoulli, beta:STD or gaussian:STD (clipped to [0,1])."),
-        T: int = typer.Option(100_000, "--T", help="Horizon (rounds); at least K."),
+        T_text: str = typer.Option("100000", "--T", help="Horizon (rounds; 100000 or 1e5); at least K."),
         seeds: int = typer.Option(20, "--seeds", help="Number of independent runs (seeds SEED..SEED+n-1)."),
         seed: int = typer.Option(0, "--seed", help="First seed."),
         out: Path = typer.Option(Path("out/learn"), "--out", help="Output directory."),
@@ -66,11 +66,12 @@ def register(app: typer.Typer) -> None:
         from fairarena.errors import InputError
         from fairarena.learners.env import MultiAgentBandit, parse_family
         from fairarena.learners.instances import load_instance
-        from fairarena.learners.base import check_horizon
-        from fairarena.learners.simulate import BACKENDS, simulate_many
+        from fairarena.learners.base import check_horizon, parse_rounds
+        from fairarena.learners.simulate import BACKENDS, check_memory, simulate_many
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.learners.store import save_run, summary_document
 
+        T = parse_rounds(T_text)
         specs = build_specs(learner, gamma, delta, alpha, growth)
         family = parse_family(rewards)
         if seeds < 1:
@@ -85,6 +86,7 @@ def register(app: typer.Typer) -> None:
         name, mu = load_instance(instance)
         env = MultiAgentBandit(mu, family, name=name)
         check_horizon(T, env.n_arms)
+        check_memory(len(specs), seeds, T, env.n_agents, env.n_arms, grid_points=grid)  # before any work
         seed_list = list(range(seed, seed + seeds))
         config: dict[str, Any] = {
             "command": "learn", "learners": [s.name for s in specs], "instance": instance, "rewards": family.label,
@@ -109,12 +111,13 @@ def register(app: typer.Typer) -> None:
             emit_json(doc)
             return
         t = Table(title=f"Learners on {env.name} (mean over {seeds} seeds, T = {T}); written to {out}")
-        for col in ("learner", "final policy", "PF", "EF", "UF", "own regret", "slope", "seconds"):
+        for col in ("learner", "final policy", "PF", "EF", "UF", "own regret", "slope", "last PF mistake", "seconds"):
             t.add_column(col, overflow="fold")
         for lname, s in doc["learners"].items():
             reg = s["regret"].get(s["target"])
             t.add_row(lname, " ".join(f"{x:.2f}" for x in s["final_policy"]),
                       *(f"{s['final_scores'][k]:.3f}" for k in ("pf", "ef", "uf")),
                       f"{s['target']}: {reg:.1f}" if reg is not None else "-",
-                      f"{s['regret_slope']:.2f}", f"{s['seconds']:.1f}")
+                      f"{s['regret_slope']:.2f}",
+                      "-" if s["last_mistake"] is None else f"t = {s['last_mistake']}", f"{s['seconds']:.1f}")
         console.print(t)
