@@ -319,3 +319,19 @@ def test_credentials_in_urls_are_redacted():
     assert redact("via https://bob:s3cretpass@proxy.local:8080/v1") == "via https://bob:[REDACTED]@proxy.local:8080/v1"
     assert redact("GET /v1/models?key=AIzaSyA-1234&alt=json") == "GET /v1/models?key=[REDACTED]&alt=json"
     assert redact("http://127.0.0.1:8080/v1?alt=json") == "http://127.0.0.1:8080/v1?alt=json"
+
+
+def test_llm_errors_survive_pickling(monkeypatch):
+    import pickle
+
+    from fairarena.llm.base import TruncatedResponseError
+    monkeypatch.setenv("FAIRARENA_API_KEY", KEY)
+    errors = [LLMError("plain"), TransientLLMError("t", status=503, retry_after=2.0),
+              ServerUnavailableError("http://h/v1", "refused"), ContextOverflowError(10, 5, 12, "m"),
+              RetriesExhaustedError(3, TruncatedResponseError(f"cut {KEY}")), MalformedResponseError("html")]
+    for e in errors:
+        back = pickle.loads(pickle.dumps(e))
+        assert type(back) is type(e) and str(back) == str(e) and back.__dict__.keys() == e.__dict__.keys()
+    assert pickle.loads(pickle.dumps(errors[1])).status == 503
+    back = pickle.loads(pickle.dumps(errors[4]))
+    assert back.attempts == 3 and isinstance(back.last, TruncatedResponseError) and KEY not in str(back)

@@ -39,6 +39,17 @@ class LLMError(FairArenaError):
         text = " ".join(str(message).split())  # one line
         super().__init__(redact(text), *args)
 
+    def __reduce__(self) -> Any:
+        # picklable whatever the subclass's constructor takes (errors cross process boundaries in studies)
+        return (_rebuild_error, (type(self), str(self), dict(self.__dict__)))
+
+
+def _rebuild_error(cls: type, message: str, state: dict[str, Any]) -> "LLMError":
+    err = cls.__new__(cls)
+    Exception.__init__(err, message)
+    err.__dict__.update(state)
+    return err
+
 
 class TransientLLMError(LLMError):
     """A failure worth retrying: timeout, HTTP 429, HTTP 5xx."""
@@ -157,7 +168,13 @@ class ChatResponse:
 
 @runtime_checkable
 class ChatModel(Protocol):
-    """One method. ``backend`` and ``model`` identify the model (cache keys, transcripts)."""
+    """One method. ``backend`` and ``model`` identify the model (cache keys, transcripts).
+
+    Every model in this package also has ``context_window`` (tokens, ``None`` for no limit),
+    ``count_tokens(messages)`` and ``max_prompt_tokens(max_tokens)`` (see :class:`ContextMixin`); for a
+    model object from elsewhere use the functions :func:`context_window`, :func:`count_tokens` and
+    :func:`max_prompt_tokens`, which fall back to no window and :func:`estimate_prompt_tokens`.
+    """
 
     backend: str
     model: str
