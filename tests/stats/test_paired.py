@@ -359,3 +359,26 @@ def test_basic_and_bca_intervals():
     assert e.value.field == "ci_method"
     r = paired_comparison(x, x[::-1], ci_method="basic")
     assert r.ci_a == pytest.approx(bootstrap_mean_ci(x, method="basic"), rel=1e-12)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as hst  # noqa: E402
+
+
+@settings(max_examples=40, deadline=None)
+@given(hst.lists(hst.tuples(hst.integers(-200, 200), hst.integers(-40, 40)), min_size=2, max_size=30),
+       hst.integers(-10_000, 10_000), hst.sampled_from(["auto", "ttest", "wilcoxon"]))
+def test_properties_on_grid_data(pairs, shift, test):
+    # values on a 1/8 grid: every difference and shift is exact in floating point
+    b = np.array([p[0] for p in pairs]) / 8
+    a = b + np.array([p[1] for p in pairs]) / 8
+    r = paired_comparison(a, b, test=test, n_resamples=50)
+    s = paired_comparison(b, a, test=test, n_resamples=50)
+    t = paired_comparison(a + shift / 8, b + shift / 8, test=test, n_resamples=50)
+    assert (r.test, r.n_zero) == (s.test, s.n_zero) == (t.test, t.n_zero)
+    assert r.p == pytest.approx(s.p, rel=1e-9, nan_ok=True) and r.p == t.p or (math.isnan(r.p) and math.isnan(t.p))
+    assert {"A": "B", "B": "A", "tie": "tie"}[r.winner] == s.winner and t.winner == r.winner
+    assert r.d_z == -s.d_z or (math.isnan(r.d_z) and math.isnan(s.d_z))
+    assert 0.0 <= r.p <= 1.0 or math.isnan(r.p)
+    if r.winner != "tie":
+        assert r.p < 0.05 and np.sign(r.mean_diff) == (1 if r.winner == "A" else -1)

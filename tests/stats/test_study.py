@@ -127,3 +127,15 @@ def test_requested_order_and_empty_cells():
     empty = st.cell("adversarial", "nobody", "esg")
     assert empty.result.n == 0 and math.isnan(empty.result.p) and empty.result.winner == "tie"
     assert math.isnan(empty.joint_ci[0])
+
+
+def test_json_round_trip():
+    import json
+
+    st = compare_table(make_records(n_cohorts=6) + [DebateRecord(0, "lonely", "baseline", {m: 1.0 for m in METRICS},
+                                                                 {m: 1.0 for m in METRICS})],
+                       METRICS, correction="holm")
+    text = json.dumps(st.to_dict())
+    back = type(st).from_dict(json.loads(text))
+    assert json.dumps(back.to_dict()) == text
+    assert back.cell("baseline", "rawlsian", "var").result == st.cell("baseline", "rawlsian", "var").result

@@ -90,6 +90,20 @@ class StudyStats:
                 "opponents": list(self.opponents), "frameworks": list(self.frameworks),
                 "metrics": list(self.metrics), "cells": self.to_records()}
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> StudyStats:
+        """Inverse of :meth:`to_dict` (e.g. statistics stored as JSON, tables rendered later)."""
+        res_fields = set(PairedResult.__dataclass_fields__)
+        cells = []
+        for c in data["cells"]:
+            r = {k: v for k, v in c.items() if k in res_fields}
+            r["ci_a"], r["ci_b"] = tuple(r["ci_a"]), tuple(r["ci_b"])
+            cells.append(CellResult(c["opponent"], c["framework"], c["metric"], PairedResult(**r),
+                                    joint_n=c.get("joint_n", 0), joint_mean=c.get("joint_mean", math.nan),
+                                    joint_ci=tuple(c.get("joint_ci", (math.nan, math.nan)))))
+        return cls(tuple(cells), tuple(data["opponents"]), tuple(data["frameworks"]), tuple(data["metrics"]),
+                   dict(data["directions"]), dict(data.get("settings", {})))
+
     def to_frame(self) -> Any:
         """The cells as a pandas DataFrame (pandas imported only here)."""
         import pandas as pd
