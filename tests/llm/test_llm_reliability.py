@@ -335,3 +335,32 @@ def test_llm_errors_survive_pickling(monkeypatch):
     assert pickle.loads(pickle.dumps(errors[1])).status == 503
     back = pickle.loads(pickle.dumps(errors[4]))
     assert back.attempts == 3 and isinstance(back.last, TruncatedResponseError) and KEY not in str(back)
+
+
+def test_connect_timeout_names_the_option():
+    """A listening socket whose accept queue is full: the handshake is never completed (Linux drops the SYN)."""
+    import socket
+    pytest.importorskip("openai")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(0)
+    port = srv.getsockname()[1]
+    fill = []
+    try:
+        for _ in range(3):
+            c = socket.socket()
+            c.setblocking(False)
+            try:
+                c.connect(("127.0.0.1", port))
+            except BlockingIOError:
+                pass
+            fill.append(c)
+        time.sleep(0.1)
+        m = build_model(f"openai:m@http://127.0.0.1:{port}/v1?connect_timeout=0.5&timeout=60", retries=3)
+        with pytest.raises(ServerUnavailableError, match=r"no connection within 0.5s \(connect_timeout\)"):
+            m.chat(MSG)
+        assert m.find(RetryingModel).delays == []  # not retried: a configuration error
+    finally:
+        for c in fill:
+            c.close()
+        srv.close()
