@@ -382,3 +382,26 @@ def test_properties_on_grid_data(pairs, shift, test):
     assert 0.0 <= r.p <= 1.0 or math.isnan(r.p)
     if r.winner != "tie":
         assert r.p < 0.05 and np.sign(r.mean_diff) == (1 if r.winner == "A" else -1)
+
+
+def test_hand_worked_example():
+    # a = 1..5, b = 2: d = (-1, 0, 1, 2, 3), mean 1, s_d = sqrt(2.5); s_a^2 = 2.5, s_b^2 = 0
+    a, b = [1.0, 2.0, 3.0, 4.0, 5.0], [2.0] * 5
+    t = paired_comparison(a, b, test="ttest")
+    assert t.statistic == pytest.approx(math.sqrt(2))                 # 1 / (sqrt(2.5) / sqrt(5))
+    assert t.p == pytest.approx(0.2301996, abs=1e-7)                   # 2 P(T_4 >= sqrt 2)
+    assert t.cohens_d == pytest.approx(1 / math.sqrt(1.25))            # pooled SD sqrt((2.5 + 0) / 2)
+    assert t.d_z == pytest.approx(1 / math.sqrt(2.5))
+    w = paired_comparison(a, b, test="wilcoxon")
+    # zero dropped; |d| = 1, 1, 2, 3 -> ranks 1.5, 1.5, 3, 4; W+ = 8.5, W- = 1.5;
+    # of the 16 sign assignments, 3 give W+ >= 8.5 -> two-sided p = 6/16
+    assert w.statistic == 1.5 and w.p == pytest.approx(6 / 16) and w.n_zero == 1
+
+
+def test_core_imports_neither_pandas_nor_matplotlib():
+    import subprocess
+    import sys
+
+    code = "import sys, fairarena.stats; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
