@@ -72,3 +72,17 @@ def test_reward_stacks_do_not_depend_on_how_they_are_read():
     assert np.array_equal(rest, stack[n_committed:n_committed + 600])
     other = env.reward_stack(6, 1, 10)
     assert not np.array_equal(other, stack[:10])
+
+
+def test_dots_ships_with_the_package_and_no_machine_path_is_named():
+    from pathlib import Path
+
+    import fairarena.learners as pkg
+    from fairarena.learners.instances import DOTS_FILE, dots_resource, dots_rewards
+
+    assert dots_resource().name == DOTS_FILE and dots_resource().is_file()
+    mu = dots_rewards()
+    assert mu.shape == (50, 4) and np.allclose(np.sort(mu, axis=1), np.linspace(0.1, 0.9, 4))
+    for src in Path(pkg.__file__).parent.glob("*.py"):
+        text = src.read_text(encoding="utf-8")
+        assert "/work/" not in text and "/home/" not in text, src.name

@@ -1,20 +1,32 @@
-"""Figure 3: scores of p_t over time and the policy's evolution, mean and band over seeds."""
+"""Figure 3: scores of p_t over time and the policy's evolution, mean and band over seeds.
+
+The paper's Figure 3 shows the PF, EF and UF scores (:data:`FIGURE3_NOTIONS`); any registered
+notion can be drawn (``notions=``), labelled with its title from the notion registry."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 import numpy as np
 
 from fairarena.learners.simulate import SimulationResult
 
-SCORE_STYLE = {"pf": ("PF score", "tab:blue"), "ef": ("EF score", "tab:orange"), "uf": ("UF score", "tab:green")}
+FIGURE3_NOTIONS = ("pf", "ef", "uf")  # the paper's Figure 3
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+
+
+def score_styles(notions: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """``{notion: (label, colour)}``: each name checked against the notion registry (an unknown
+    name raises ``InputError`` listing the notions), labelled ``NAME score``; colours in a fixed order."""
+    from fairarena.bandit.notions import get_notion
+
+    return {x: (f"{get_notion(x).name.upper()} score", COLOURS[i % len(COLOURS)]) for i, x in enumerate(notions)}
 
 
 def figure3(results: Mapping[str, SimulationResult], path: str | Path, title: str = "",
-            band: tuple[float, float] = (10.0, 90.0)) -> Path:
-    """One row per learner: left, the PF / EF / UF scores of ``p_t`` against ``t`` (log scale; line =
+            band: tuple[float, float] = (10.0, 90.0), notions: Sequence[str] = FIGURE3_NOTIONS) -> Path:
+    """One row per learner: left, the scores of ``p_t`` on ``notions`` (default PF / EF / UF) against ``t`` (log scale; line =
     mean over seeds, band = the ``band`` percentiles); right, the mean policy as a stacked area per
     arm. Written atomically to ``path`` (format from the suffix)."""
     import matplotlib
@@ -30,7 +42,7 @@ def figure3(results: Mapping[str, SimulationResult], path: str | Path, title: st
         res = results[name]
         t = res.grid
         ax = axes[row, 0]
-        for key, (label, colour) in SCORE_STYLE.items():
+        for key, (label, colour) in score_styles(notions).items():
             v = res.scores[key]
             ax.plot(t, v.mean(axis=0), color=colour, label=label, lw=1.6)
             if v.shape[0] > 1:

@@ -9,56 +9,47 @@ with seed 42 (uniformly, without replacement) from PrefLib's ``00024-00000003.so
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from fairarena.errors import InputError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 DOTS_FILE = "00024-00000003.soc"
 DOTS_VOTERS = 50
 DOTS_SEED = 42
 
 
+def dots_resource() -> Traversable:
+    """The packaged Dots file (``fairarena/data/preflib``, package data found by
+    :mod:`importlib.resources`, never a path of one machine)."""
+    from importlib.resources import files
+
+    res = files("fairarena").joinpath("data", "preflib", DOTS_FILE)
+    if not res.is_file():
+        raise InputError("instance", "dots", f"PrefLib file {DOTS_FILE} is missing from the installed package "
+                         "(fairarena/data/preflib); reinstall fairarena")
+    return res
+
+
 def dots_path() -> Path:
-    """The packaged copy of the Dots file (``fairarena/data/preflib``), else the shared data folder."""
-    packaged = Path(__file__).resolve().parent.parent / "data" / "preflib" / DOTS_FILE
-    if packaged.is_file():
-        return packaged
-    shared = Path("/work/shared/data/preflib") / DOTS_FILE
-    if shared.is_file():
-        return shared
-    raise InputError("instance", "dots", f"PrefLib file {DOTS_FILE} not found (expected {packaged})")
+    """A file-system path of the packaged Dots file (packages installed as files)."""
+    return Path(str(dots_resource()))
 
 
 def dots_rewards(voters: int = DOTS_VOTERS, seed: int = DOTS_SEED) -> np.ndarray:
-    """The Dots reward matrix ``(voters, 4)``."""
-    try:  # the preferences package (PrefLib loading shared with the sweep)
-        from fairarena.preferences.preflib import load_preflib, preflib_rewards, sample_voters
-    except ImportError:  # pragma: no cover - fallback while that package is absent
-        return _dots_fallback(voters, seed)
-    prof = load_preflib(dots_path())
+    """The Dots reward matrix ``(voters, 4)`` (PrefLib loading shared with the sweep)."""
+    from fairarena.preferences.preflib import load_preflib, preflib_rewards, sample_voters
+
+    from importlib.resources import as_file
+
+    with as_file(dots_resource()) as path:
+        prof = load_preflib(path)
     orders = sample_voters(prof, voters, seed)
     return preflib_rewards(orders, prof.n_alternatives)
-
-
-def _dots_fallback(voters: int, seed: int) -> np.ndarray:
-    """Same draw as :func:`fairarena.preferences.preflib.sample_voters` with preflibtools directly."""
-    from preflibtools.instances import OrdinalInstance
-
-    inst = OrdinalInstance()
-    inst.parse_file(str(dots_path()))
-    ids = sorted(inst.alternatives_name) if inst.alternatives_name else list(range(1, inst.num_alternatives + 1))
-    index = {a: j for j, a in enumerate(ids)}
-    orders = []
-    for order in inst.orders:
-        orders.extend([tuple(index[c[0]] for c in order)] * int(inst.multiplicity[order]))
-    idx = np.random.default_rng(seed).choice(len(orders), size=voters, replace=False)
-    k = len(ids)
-    values = np.linspace(0.9, 0.1, k)
-    mu = np.empty((voters, k))
-    for i, j in enumerate(idx):
-        mu[i, list(orders[j])] = values
-    return mu
 
 
 def load_instance(spec: str | Path) -> tuple[str, np.ndarray]:

@@ -201,7 +201,7 @@ def regret_slope(grid: np.ndarray, curve: np.ndarray, horizon: int) -> float:
     if sel.sum() < 2:
         return 0.0
     x, y = np.log(grid[sel]), np.log(curve[sel])
-    if np.ptp(x) == 0:
+    if np.ptp(x) == 0 or np.ptp(y) == 0:  # a flat curve (e.g. PF mistakes that have stopped): exactly 0
         return 0.0
     return float(np.polyfit(x, y, 1)[0])
 
