@@ -139,3 +139,14 @@ def test_json_round_trip():
     back = type(st).from_dict(json.loads(text))
     assert json.dumps(back.to_dict()) == text
     assert back.cell("baseline", "rawlsian", "var").result == st.cell("baseline", "rawlsian", "var").result
+
+
+def test_records_without_metrics_count_as_excluded_or_missing():
+    ok = {"esg": 1.0, "var": 2.0, "gini": 0.1}
+    recs = [dict(cohort=c, framework="f", opponent="o", a={m: v + c for m, v in ok.items()}, opp=ok)
+            for c in range(6)]
+    recs.append(dict(cohort=6, framework="f", opponent="o", a=None, opp=ok, a_feasible=False))   # failed side
+    recs.append(dict(cohort=7, framework="f", opponent="o", a=None, opp=ok))                      # no metrics
+    recs.append(dict(cohort=8, framework="f", opponent="o", a=ok, opp=ok, joint=None))
+    r = compare_table(recs, METRICS).cell("o", "f", "esg")
+    assert (r.result.n, r.result.n_excluded, r.result.n_missing) == (7, 1, 1) and r.joint_n == 0
