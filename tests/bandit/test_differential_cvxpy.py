@@ -96,14 +96,14 @@ def test_scores_of_reference_policies_agree(cases):
 
 def test_pf_score_lp_fallback_for_many_arms():
     """K > 16 uses HiGHS instead of subset enumeration; both agree with the cvxpy LP."""
-    from fairarena.bandit.notions import _pf_score_lp
+    from fairarena.bandit.notions import pf_score_lp
 
     rng = np.random.default_rng(3)
     for _ in range(10):
         mu = random_instance(rng, n_max=6, k_max=6, ties=True)
         p = rng.dirichlet(np.ones(mu.shape[1]))
         fav = favourites(mu)
-        assert _pf_score_lp(fav, p) == pytest.approx(pf_score_batch(fav[None], p[None])[0], abs=1e-9)
+        assert pf_score_lp(fav, p) == pytest.approx(pf_score_batch(fav[None], p[None])[0], abs=1e-9)
     mu = rng.uniform(0.05, 0.95, (5, 18))
     p = rng.dirichlet(np.ones(18))
     assert pf_score_batch(favourites(mu)[None], p[None])[0] == pytest.approx(R.pf_score(mu, p), abs=1e-7)

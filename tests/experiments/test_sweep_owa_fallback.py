@@ -7,7 +7,8 @@ import pytest
 
 from fairarena.bandit.notions import get_notion, owa_value
 from fairarena.experiments.config import expand, preset
-from fairarena.experiments.sweep import make_instance, owa_lp
+from fairarena.bandit.notions import owa_lp
+from fairarena.experiments.sweep import make_instance
 
 
 @pytest.mark.parametrize("seed", range(8))

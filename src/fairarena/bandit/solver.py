@@ -24,14 +24,89 @@ of the optimal face; notions that need a specific optimum add a tie-break stage 
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import types
 from dataclasses import dataclass
+from typing import Any, Callable, ContextManager
 
 import numpy as np
 
-from fairarena.bandit import _kernels as _K
 from fairarena.errors import SolverError
 
-smoothed_hinge = _K.smoothed_hinge
+# Kernel constants (mirrors of fairarena.bandit._kernels, which is only imported when compiled code
+# is needed; a test checks that they agree).
+LINEAR, QUADRATIC, NEGLOGSUM, OWA = 0, 1, 2, 3
+OK, FELL_BACK, FAILED, BAD_START = 0, 1, 2, 3
+
+SMALL_WORK = 100
+"""Problems with ``batch size x N x K`` up to this run the kernels' Python source directly instead
+of the numba-compiled kernels: the same algorithm, same steps, without compiling (or loading the
+compiled cache), so a single small instance answers in milliseconds on a fresh install. Larger
+batches use the compiled kernels (a test checks both engines agree)."""
+
+compile_notice: Callable[[], ContextManager[Any]] | None = None
+"""Set by a front end (the CLI) to a context manager factory shown while the compiled kernels are
+built for the first time (~1 min after installing; cached on disk afterwards)."""
+
+
+def _njit_off(*args: Any, **kwargs: Any) -> Any:
+    if args and callable(args[0]):
+        return args[0]
+    return lambda f: f
+
+
+@functools.cache
+def interpreted_kernels() -> types.ModuleType:
+    """The kernels module executed as plain Python (its ``njit`` decorators made no-ops)."""
+    name = "fairarena.bandit._kernels"
+    spec = importlib.util.find_spec(name)
+    src = spec.loader.get_source(name)  # type: ignore[union-attr]
+    marker = "from numba import njit\n"
+    if marker not in src:  # pragma: no cover - guards against a silent change of the kernels module
+        raise RuntimeError("the kernels module no longer imports njit the expected way")
+    mod = types.ModuleType(name + "_interpreted")
+    mod.__dict__.update(__file__=spec.origin, njit=_njit_off)  # type: ignore[union-attr]
+    exec(compile(src.replace(marker, ""), spec.origin, "exec"), mod.__dict__)  # type: ignore[arg-type]
+    return mod
+
+
+_notice_checked = False
+
+
+def compiled_kernels() -> types.ModuleType:
+    """The numba-compiled kernels. The first time in a process, when the on-disk cache holds no
+    compiled code for this source, they are built under :data:`compile_notice` (if set)."""
+    global _notice_checked
+    from fairarena.bandit import _kernels
+
+    if not _notice_checked:
+        _notice_checked = True
+        if compile_notice is not None and not _cached(_kernels):
+            with compile_notice():
+                warm_up()
+    return _kernels
+
+
+def _cached(kernels: types.ModuleType) -> bool:
+    try:
+        return bool(kernels.solve_batch._cache._cache_file._load_index())
+    except Exception:  # noqa: BLE001 - numba internals; assume cached rather than show a wrong notice
+        return True
+
+
+def engine_for(batch: int, n_agents: int, n_arms: int) -> str:
+    """``'interpreted'`` for a problem of ``batch x N x K`` up to :data:`SMALL_WORK`, else ``'compiled'``."""
+    return "interpreted" if batch * n_agents * n_arms <= SMALL_WORK else "compiled"
+
+
+def kernels_for(engine: str) -> types.ModuleType:
+    return interpreted_kernels() if engine == "interpreted" else compiled_kernels()
+
+
+def smoothed_hinge(v: float, tau: float) -> tuple[float, float, float]:
+    """See :func:`fairarena.bandit._kernels.smoothed_hinge`."""
+    return interpreted_kernels().smoothed_hinge(v, tau)
 
 _NO_1 = np.zeros((1, 1))
 _NO_2 = np.zeros((1, 1, 1))
@@ -60,9 +135,10 @@ class Objective:
         """``(C, A, W, Q, wl, msz, w_last)`` as the kernels take them."""
         raise NotImplementedError
 
-    def __call__(self, y: np.ndarray, t: float, derivs: bool = True):
+    def __call__(self, y: np.ndarray, t: float, derivs: bool = True, engine: str = "auto"):
         y = np.ascontiguousarray(y, dtype=float)
-        val, grad, hess = _K.evaluate(self.kind, self.k, y, float(t), *self.kernel_args())
+        kern = kernels_for(engine_for(y.shape[0], y.shape[1], 1) if engine == "auto" else engine)
+        val, grad, hess = kern.evaluate(self.kind, self.k, y, float(t), *self.kernel_args())
         return (val, grad, hess) if derivs else (val, None, None)
 
 
@@ -82,6 +158,7 @@ def barrier_solve(
     fallback_gap: float = 1e-7,
     on_fail: str = "raise",
     predictor: bool = True,
+    engine: str = "auto",
 ) -> BarrierResult:
     """Minimise ``objective`` over ``y = (p, r)`` with ``p`` (the first ``k`` entries) in the simplex.
 
@@ -93,7 +170,12 @@ def barrier_solve(
     objective when not given). If centring fails at some ``t`` the last centred iterate is used when
     its duality-gap bound is below ``fallback_gap``; otherwise :class:`SolverError` is raised, or with
     ``on_fail='mask'`` the instance is flagged in ``failed`` for the caller to solve another way.
+    ``engine``: ``'compiled'``, ``'interpreted'`` (both run the same algorithm; see :data:`SMALL_WORK`)
+    or ``'auto'`` (by :func:`engine_for` of the batch size and ``n``; callers that solve several
+    stages of one problem pass the engine of the problem instead, so every stage runs the same way).
     """
+    if engine not in ("auto", "compiled", "interpreted"):
+        raise ValueError(f"engine must be 'auto', 'compiled' or 'interpreted', not {engine!r}")
     if on_fail not in ("raise", "mask"):
         raise ValueError(f"on_fail must be 'raise' or 'mask', not {on_fail!r}")
     y = np.array(y0, dtype=float, copy=True, order="C")
@@ -101,12 +183,15 @@ def barrier_solve(
     live = np.ones((bsz, k), dtype=bool) if live is None else np.ascontiguousarray(live, dtype=bool)
     Ek = np.zeros((1, 0, n)) if E is None else np.ascontiguousarray(E, dtype=float)
     nb = objective.n_barrier if n_barrier is None else n_barrier
-    status, steps, achieved = _K.solve_batch(
+    if engine == "auto":
+        engine = engine_for(bsz, n, k)
+    kern = interpreted_kernels() if engine == "interpreted" else compiled_kernels()
+    status, steps, achieved = kern.solve_batch(
         objective.kind, k, y, live, Ek, *objective.kernel_args(), int(nb), float(gap), float(t0),
         float(mu), int(max_newton), float(newton_tol), float(fallback_gap), bool(predictor))
-    if (status == _K.BAD_START).any():
+    if (status == BAD_START).any():
         raise SolverError("barrier start is not strictly inside the simplex")
-    failed = status == _K.FAILED
+    failed = status == FAILED
     if failed.any() and on_fail == "raise":
         raise SolverError(f"Newton centring did not converge for {int(failed.sum())} instance(s)")
     ok = ~failed
@@ -122,7 +207,7 @@ def barrier_solve(
 class LinearObjective(Objective):
     """``t * c . y``."""
 
-    kind = _K.LINEAR
+    kind = LINEAR
 
     def __init__(self, c: np.ndarray) -> None:
         self.c = np.ascontiguousarray(c, dtype=float)  # (B, n)
@@ -135,7 +220,7 @@ class LinearObjective(Objective):
 class QuadraticObjective(Objective):
     """``t * (p^T Q p + c . p)``."""
 
-    kind = _K.QUADRATIC
+    kind = QUADRATIC
 
     def __init__(self, Q: np.ndarray, c: np.ndarray | None = None) -> None:
         self.Q = np.ascontiguousarray(Q, dtype=float)  # (B, K, K), symmetric PSD
@@ -149,7 +234,7 @@ class QuadraticObjective(Objective):
 class NegLogSumObjective(Objective):
     """``-t * sum_i w_i log(A_i . p)`` (Nash welfare of linear utilities; ``w_i`` = 0 drops a row)."""
 
-    kind = _K.NEGLOGSUM
+    kind = NEGLOGSUM
 
     def __init__(self, A: np.ndarray, w: np.ndarray | None = None) -> None:
         self.A = np.ascontiguousarray(A, dtype=float)  # (B, N, K)
@@ -170,7 +255,7 @@ class OWAObjective(Objective):
     ``y = (p, r_1..r_M)``.
     """
 
-    kind = _K.OWA
+    kind = OWA
 
     def __init__(self, mu: np.ndarray, weights: np.ndarray) -> None:
         self.mu = np.ascontiguousarray(mu, dtype=float)  # (B, N, K)
@@ -193,11 +278,27 @@ class OWAObjective(Objective):
         return np.concatenate([p0, u[:, self.levels]], axis=1)
 
 
+def pf_scores(masks: np.ndarray, ps: np.ndarray) -> np.ndarray:
+    """The compiled min-cut enumeration of PF scores (see :func:`fairarena.bandit.notions.pf_score_batch`)."""
+    return compiled_kernels().pf_scores(np.ascontiguousarray(masks, dtype=np.int64),
+                                        np.ascontiguousarray(ps, dtype=float))
+
+
 def warm_up() -> None:
     """Compile (first run after installing, ~30-60 s) or load the solver's numba kernels, so that
-    later runs and worker processes find them in the on-disk cache (``make`` calls this once)."""
-    from fairarena.bandit.notions import evaluate_batch, optimal_policies
+    later runs and worker processes find them in the on-disk cache (``make`` calls this once).
+
+    Every kernel entry point is called once with the argument types the notions use (one
+    compiled specialisation serves every objective kind)."""
+    from fairarena.bandit import _kernels
 
     mu = np.array([[[0.9, 0.9, 0.2], [0.1, 0.5, 0.8], [0.4, 0.4, 0.4]]])
-    evaluate_batch(mu, optimal_policies(mu))
-    OWAObjective(mu, np.array([1.0, 0.5, 0.25]))(np.array([[0.3, 0.3, 0.4, 0.2, 0.3]]), 10.0)
+    p0 = np.full((1, 3), 1.0 / 3.0)
+    owa = OWAObjective(mu, np.array([1.0, 0.5, 0.25]))
+    barrier_solve(owa, owa.start(p0), 3, engine="compiled")
+    barrier_solve(NegLogSumObjective(mu), p0, 3, engine="compiled")
+    E = np.concatenate([mu, np.ones((1, 1, 3))], axis=1)
+    barrier_solve(LinearObjective(-mu.sum(axis=1)), p0, 3, E=E, live=np.ones((1, 3), bool), on_fail="mask",
+                  engine="compiled")
+    _kernels.evaluate(owa.kind, 3, np.ascontiguousarray(owa.start(p0)), 10.0, *owa.kernel_args())
+    pf_scores(np.array([[1, 2, 4]]), p0)

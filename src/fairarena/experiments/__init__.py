@@ -1,13 +1,36 @@
-"""Experiments: grid configs, the full-factorial sweep, parallel/distributed execution, results store.
+"""Experiments: grid configs, the full-factorial sweep, results store.
 
-- :mod:`~fairarena.experiments.config`: validated grid configs (TOML) and presets (``paper``, ...).
-- :mod:`~fairarena.experiments.sweep`: settings -> instances -> batched optimal policies and scores.
-- :mod:`~fairarena.experiments.backends`: joblib (loky) locally, Dask distributed on a cluster.
+- :mod:`~fairarena.experiments.presets`: the named grids (``paper``, ``small``, ``tiny``), a registry.
+- :mod:`~fairarena.experiments.config`: validated grid configs (TOML) expanded into settings.
+- :mod:`~fairarena.experiments.sweep`: settings -> instances -> batched optimal policies and scores,
+  run on any backend of :mod:`fairarena.execution`.
 - :mod:`~fairarena.experiments.store`: ``settings.parquet``, ``summary.json``, Table 1, Figure 1.
 - :mod:`~fairarena.experiments.preflib_example`: the PrefLib Dots example (Figure 2).
+
+Names are imported lazily (importing this package loads neither numpy nor pydantic).
 """
 
-from fairarena.experiments.config import PRESETS, GridConfig, Setting, expand, load_config, preset
-from fairarena.experiments.sweep import SweepResult, run_sweep
+from __future__ import annotations
 
-__all__ = ["PRESETS", "GridConfig", "Setting", "expand", "load_config", "preset", "SweepResult", "run_sweep"]
+from typing import Any
+
+_LAZY = {
+    "PRESETS": "fairarena.experiments.presets",
+    "GridConfig": "fairarena.experiments.config",
+    "Setting": "fairarena.experiments.config",
+    "expand": "fairarena.experiments.config",
+    "load_config": "fairarena.experiments.config",
+    "preset": "fairarena.experiments.config",
+    "SweepResult": "fairarena.experiments.sweep",
+    "run_sweep": "fairarena.experiments.sweep",
+}
+
+__all__ = list(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'fairarena.experiments' has no attribute {name!r}")

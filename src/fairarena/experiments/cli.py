@@ -25,15 +25,22 @@ def _grid(preset: str, config: Optional[Path], seed: Optional[int]):
 
 
 def register(app: typer.Typer) -> None:
+    from fairarena.execution import backend_names
+    from fairarena.experiments.presets import PRESETS
+
+    backends_help = ", ".join(backend_names())
+    presets_help = ", ".join(PRESETS)
+
     @app.command("sweep")
     @cli_errors
     def sweep_cmd(
         out: Path = typer.Option(..., "--out", help="Output folder (settings.parquet, summary.json, table1, figure1)."),
-        preset: str = typer.Option("paper", "--preset", help="Grid preset: paper, small or tiny."),
+        preset: str = typer.Option("paper", "--preset", help=f"Grid preset: {presets_help}."),
         config: Optional[Path] = typer.Option(None, "--config", help="Grid config TOML (overrides --preset)."),
         workers: Optional[int] = typer.Option(None, "--workers", help="Parallel workers (default: all cores)."),
         limit: Optional[int] = typer.Option(None, "--limit", help="Run a spread-out subsample of M settings."),
-        backend: str = typer.Option("joblib", "--backend", help="joblib (local processes) or dask."),
+        backend: str = typer.Option("processes", "--backend",
+                                    help=f"Execution backend: {backends_help} (joblib = processes)."),
         address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (default: a LocalCluster)."),
         seed: Optional[int] = typer.Option(None, "--seed", help="Override the grid's master seed."),
         json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout; no progress bar."),
@@ -41,7 +48,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
-        from fairarena.experiments.backends import BACKENDS
+        from fairarena.execution import check_backend
         from fairarena.experiments.config import expand
         from fairarena.experiments.store import table_markdown, write_sweep
         from fairarena.experiments.sweep import run_sweep
@@ -49,10 +56,7 @@ def register(app: typer.Typer) -> None:
         from fairarena.provenance import run_record
 
         cfg = _grid(preset, config, seed)
-        if backend not in BACKENDS:
-            raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
-        if workers is not None and workers < 1:
-            raise InputError("workers", workers, "expected a positive integer")
+        backend = check_backend(backend, workers, address)
         if limit is not None and limit < 1:
             raise InputError("limit", limit, "expected a positive integer")
         total = len(expand(cfg, limit))  # validates the grid before anything runs
@@ -98,8 +102,8 @@ def register(app: typer.Typer) -> None:
 
         check_seed(seed)
         check_out_dir(out)
+        result = preflib_example(file, voters=voters, seed=seed)  # input errors before the folder is touched
         with output_folder(out, "preflib", force=force):
-            result = preflib_example(file, voters=voters, seed=seed)
             record = run_record({"file": str(file), "voters": voters}, seed, command="preflib")
             write_preflib(out, result, record)
         if json_out:

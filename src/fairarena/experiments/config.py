@@ -21,9 +21,23 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fairarena.errors import InputError
+from fairarena.experiments.presets import PAPER, PRESETS  # noqa: F401  (PAPER re-exported)
 
-ALL_POLICIES = ("pf", "ef", "uf", "nsw", "ggi", "maximin")
 TABLE_POLICIES = ("pf", "ef", "uf", "nsw", "ggi")
+"""The policies of the procedural-fairness paper's Table 1 (the default ``policies``)."""
+
+
+def all_policies() -> tuple[str, ...]:
+    """Every policy a grid may ask for: the registered notions (in registration order)."""
+    from fairarena.bandit.notions import NOTIONS
+
+    return NOTIONS.names()
+
+
+def _one_of(field: str, value: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"unknown {field} {value!r}: expected one of {', '.join(choices)}")
+    return value
 
 
 class GridConfig(BaseModel):
@@ -42,8 +56,9 @@ class GridConfig(BaseModel):
     reward_low: float = Field(0.01, gt=0.0, lt=1.0)
     reward_high: float = Field(0.99, gt=0.0, lt=1.0)
     policies: list[str] = Field(list(TABLE_POLICIES), min_length=1)
-    ef_kind: Literal["squared", "absolute"] = "squared"
-    tie_break: Literal["utilitarian", "central"] = "utilitarian"
+    ef_kind: str = Field("squared", description="squared or absolute pairwise differences (EF)")
+    tie_break: str = Field("utilitarian", description="utilitarian or central (PF, EF)")
+    ggi_kind: str = Field("owa", description="owa (generalized Gini welfare) or gini (min Gini coefficient)")
     tol: float = Field(1e-9, ge=0.0, lt=1.0)
     max_batch: int = Field(512, ge=1, description="largest batch of one shape solved in one task")
 
@@ -81,10 +96,19 @@ class GridConfig(BaseModel):
     @field_validator("policies")
     @classmethod
     def _policies(cls, v: list[str]) -> list[str]:
+        names = all_policies()
         for x in v:
-            if x not in ALL_POLICIES:
-                raise ValueError(f"unknown policy {x!r}: expected some of {', '.join(ALL_POLICIES)}")
-        return [p for p in ALL_POLICIES if p in v]
+            if x not in names:
+                raise ValueError(f"unknown policy {x!r}: expected some of {', '.join(names)}")
+        return [p for p in names if p in v]
+
+    @field_validator("ef_kind", "tie_break", "ggi_kind")
+    @classmethod
+    def _option(cls, v: str, info: Any) -> str:
+        from fairarena.bandit.notions import EF_KINDS, GGI_KINDS, TIE_BREAKS
+
+        choices = {"ef_kind": EF_KINDS, "tie_break": TIE_BREAKS, "ggi_kind": GGI_KINDS}[info.field_name]
+        return _one_of(info.field_name, v, choices)
 
     @model_validator(mode="after")
     def _bounds(self) -> "GridConfig":
@@ -95,7 +119,7 @@ class GridConfig(BaseModel):
     def options(self) -> Any:
         from fairarena.bandit.notions import Options
 
-        return Options(tol=self.tol, ef_kind=self.ef_kind, tie_break=self.tie_break)
+        return Options(tol=self.tol, ef_kind=self.ef_kind, tie_break=self.tie_break, ggi_kind=self.ggi_kind)
 
 
 @dataclass(frozen=True)
@@ -162,25 +186,6 @@ def subsample(settings: list[Setting], limit: int | None) -> list[Setting]:
 # Presets
 # ------------------------------------------------------------------------------------------------
 
-PAPER = dict(
-    name="paper", seed=42,
-    N=list(range(2, 21)), K=list(range(2, 11)),
-    cultures=["ic", "uniform", "sp_conitzer", "mallows"],
-    phi=[0.1, 0.3, 0.5, 0.7, 0.9],
-    favourites=["fixed", "random"], f=list(range(1, 10)),
-)
-
-PRESETS: dict[str, dict[str, Any]] = {
-    # >= 7,776 settings: 19 N x (sum over K of (K - 1) fixed f + 1 random = 54) x 8 culture configs
-    "paper": PAPER,
-    # the demo's reduced grid (a few seconds)
-    "small": dict(PAPER, name="small", N=[2, 3, 5, 8, 12], K=[2, 3, 4, 6], phi=[0.2, 0.8], f=[1, 2, 3]),
-    # a few dozen settings for tests
-    "tiny": dict(PAPER, name="tiny", N=[2, 4], K=[2, 3], cultures=["ic", "sp_conitzer", "mallows"],
-                 phi=[0.5], f=[1, 2]),
-}
-
-
 def _from_dict(data: dict[str, Any], where: str) -> GridConfig:
     try:
         return GridConfig(**data)
@@ -193,9 +198,7 @@ def _from_dict(data: dict[str, Any], where: str) -> GridConfig:
 
 
 def preset(name: str, **overrides: Any) -> GridConfig:
-    if name not in PRESETS:
-        raise InputError("preset", name, f"expected one of {', '.join(PRESETS)}")
-    return _from_dict({**PRESETS[name], **overrides}, "")
+    return _from_dict({**PRESETS.get(name), **overrides}, "")
 
 
 def load_config(path: str | Path) -> GridConfig:
@@ -216,6 +219,6 @@ def load_config(path: str | Path) -> GridConfig:
     base = data.pop("base", None)
     if base is not None:
         if base not in PRESETS:
-            raise InputError("config.base", base, f"expected one of {', '.join(PRESETS)}")
+            raise InputError("config.base", base, f"expected one of {PRESETS.choices()}")
         data = {**PRESETS[base], **data}
     return _from_dict(data, "config.")

@@ -17,7 +17,7 @@ PACKAGED_DOTS = Path(__file__).resolve().parent.parent / "data" / "preflib" / "0
 def preflib_example(file: str | Path, voters: int = 50, seed: int = 42, values: Any = None,
                     opts: Any = None) -> dict[str, Any]:
     """``{"rewards": [[...]], "policies": {name: {"policy", "pf", "ef", "uf", ...}}, ...}``."""
-    from fairarena.bandit.notions import NOTIONS, evaluate_batch, make_options, optimal_policies
+    from fairarena.bandit.notions import NOTIONS, evaluate_batch, make_options, optimal_policies, score_keys
     from fairarena.preferences.preflib import load_preflib, preflib_rewards, sample_voters
 
     prof = load_preflib(file)
@@ -31,7 +31,7 @@ def preflib_example(file: str | Path, voters: int = 50, seed: int = 42, values: 
         "policies": {name: {"policy": pols[name][0].tolist(),
                             **{k: float(ev[name][k][0]) for k in ("pf", "ef", "uf")},
                             "values": {k: float(ev[name][k + "_value"][0])
-                                       for k in ("pf", "ef", "uf", "nsw", "ggi", "maximin")}}
+                                       for k in score_keys()}}
                      for name in pols},
         "file": str(file), "title": prof.title, "alternatives": list(prof.alternatives),
         "voters": int(voters), "seed": int(seed), "file_voters": prof.n_voters,

@@ -17,7 +17,13 @@ import numpy as np
 
 from fairarena.experiments.config import GridConfig, Setting, expand
 
-SCORE_COLUMNS = ("pf", "ef", "uf", "nsw", "ggi", "maximin")
+
+
+def score_columns() -> tuple[str, ...]:
+    """The score columns of a sweep's results: every registered notion."""
+    from fairarena.bandit.notions import score_keys
+
+    return score_keys()
 
 
 def make_instance(s: Setting, cfg: GridConfig) -> np.ndarray:
@@ -41,9 +47,16 @@ def _blas_controller() -> Any:
     return ThreadpoolController()
 
 
+def scored_notions(cfg: GridConfig) -> tuple[str, ...]:
+    """The notions whose scores a sweep reports: the paper's Table 1 notions and every policy run."""
+    from fairarena.experiments.config import TABLE_POLICIES
+
+    return tuple(n for n in score_columns() if n in TABLE_POLICIES or n in cfg.policies)
+
+
 def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
     """Every policy of ``cfg.policies`` and its scores for settings with one N (one task)."""
-    from fairarena.bandit.notions import evaluate_batch, pad_stack, split_live
+    from fairarena.bandit.notions import evaluate_batch, optimal_policies, pad_stack, split_live
     from fairarena.bandit.problem import inequality
     from fairarena.errors import SolverError
 
@@ -52,13 +65,15 @@ def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
         mus = pad_stack([make_instance(s, cfg) for s in settings])
         t1 = time.perf_counter()
         o = cfg.options()
+        stats: dict[str, int] = {}
         try:
-            pols, n_fallback = _policies(mus, cfg, o)
+            pols = optimal_policies(mus, cfg.policies, o, stats=stats)
         except SolverError as exc:  # say which settings, then fail: no half-converged numbers
             raise SolverError(f"N={settings[0].N} (setting ids "
                               f"{settings[0].setting_id}..{settings[-1].setting_id}): {exc}") from exc
-        # maximin: only its raw value is reported unless its policy is part of the run
-        optima = {} if "maximin" in pols else {"maximin": np.zeros(len(settings))}
+        # notions outside the paper's table (maximin, user-registered ones): only their raw value is
+        # reported unless their policy is part of the run (no optimum solved just for a score)
+        optima = {name: np.zeros(len(settings)) for name in score_columns() if name not in scored_notions(cfg)}
         ev = evaluate_batch(mus, pols, o, optima=optima)
         # the worst inequality over the simplex (a convex function peaks at a vertex): lets reports
         # normalise EF scores by the instance's range as well
@@ -71,73 +86,8 @@ def solve_chunk(settings: list[Setting], cfg: GridConfig) -> dict[str, Any]:
         pols = {name: [row[:k] for row, k in zip(ps, ks)] for name, ps in pols.items()}
         t2 = time.perf_counter()
     return {"ids": np.array([s.setting_id for s in settings]), "policies": pols, "scores": ev,
-            "ef_worst": ef_worst, "t_instances": t1 - t0, "t_solve": t2 - t1, "lp_fallbacks": n_fallback}
-
-
-def _policies(mus: np.ndarray, cfg: GridConfig, o: Any) -> tuple[dict[str, np.ndarray], int]:
-    """All policies of the batch; if the batched solver reports failure, solve the failing notion
-    instance by instance, and for an OWA notion (ggi, maximin) an instance the barrier solver still
-    cannot centre is solved exactly as an LP with HiGHS (counted in ``timing.lp_fallbacks``)."""
-    from fairarena.bandit.notions import optimal_policies
-    from fairarena.errors import SolverError
-
-    try:
-        return optimal_policies(mus, cfg.policies, o), 0
-    except SolverError:
-        pass
-    out: dict[str, np.ndarray] = {}
-    n_fallback = 0
-    for name in cfg.policies:
-        try:
-            out[name] = optimal_policies(mus, [name], o)[name]
-            continue
-        except SolverError:
-            if name not in ("ggi", "maximin"):
-                raise
-        rows = []
-        for mu in mus:
-            mu = mu[:, ~np.isnan(mu).all(axis=0)]
-            try:
-                rows.append(optimal_policies(mu[None], [name], o)[name][0])
-            except SolverError:
-                n = mu.shape[0]
-                w = o.ggi_w(n) if name == "ggi" else np.eye(1, n)[0]
-                rows.append(owa_lp(mu, w))
-                n_fallback += 1
-        kmax = mus.shape[2]
-        out[name] = np.stack([np.pad(r, (0, kmax - len(r))) for r in rows])
-    return out, n_fallback
-
-
-def owa_lp(mu: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Exact OWA-optimal policy by one LP (HiGHS): maximise ``sum_m w_m U_(m)`` (ascending, ``w``
-    non-increasing) written as ``sum_m (w_m - w_{m+1}) L_m(U)`` with ``L_m`` the sum of the ``m``
-    smallest utilities, ``L_m(U) = max_t m t - sum_i max(0, t - U_i)``."""
-    from scipy.optimize import linprog
-
-    from fairarena.errors import SolverError
-
-    n, k = mu.shape
-    c_m = w - np.append(w[1:], 0.0)
-    # variables: p (k), t (n), d (n * n) with d[m, i] >= t_m - mu_i p, d >= 0
-    nv = k + n + n * n
-    c = np.zeros(nv)
-    c[k:k + n] = -c_m * np.arange(1, n + 1)
-    c[k + n:] = np.repeat(c_m, n)
-    a_ub = np.zeros((n * n, nv))
-    for m in range(n):
-        rows = slice(m * n, (m + 1) * n)
-        a_ub[rows, :k] = -mu
-        a_ub[rows, k + m] = 1.0
-        a_ub[rows, k + n + m * n:k + n + (m + 1) * n] = -np.eye(n)
-    a_eq = np.zeros((1, nv))
-    a_eq[0, :k] = 1.0
-    bounds = [(0, None)] * k + [(None, None)] * n + [(0, None)] * (n * n)
-    res = linprog(c, A_ub=a_ub, b_ub=np.zeros(n * n), A_eq=a_eq, b_eq=[1.0], bounds=bounds, method="highs")
-    if res.status != 0:
-        raise SolverError(f"OWA LP failed: {res.message}")
-    p = np.clip(res.x[:k], 0.0, None)
-    return p / p.sum()
+            "ef_worst": ef_worst, "t_instances": t1 - t0, "t_solve": t2 - t1,
+            "lp_fallbacks": stats.get("exact", 0)}
 
 
 @dataclass
@@ -160,25 +110,29 @@ def make_tasks(settings: list[Setting], cfg: GridConfig) -> list[list[Setting]]:
     return tasks
 
 
-def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "joblib",
+def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "processes",
               workers: int | None = None, address: str | None = None,
               progress: Callable[[int, int], None] | None = None) -> SweepResult:
-    """Run the sweep; ``progress(done_settings, total_settings)`` is called as tasks finish."""
-    import pandas as pd
+    """Run the sweep; ``progress(done_settings, total_settings)`` is called as tasks finish.
 
-    from fairarena.experiments.backends import run_tasks
+    ``backend`` is one of :data:`fairarena.execution.BACKENDS` (``serial``, ``processes``,
+    ``threads``, ``dask``; ``joblib`` is accepted for ``processes``)."""
+    from fairarena.execution import check_backend, map_tasks
 
+    backend = check_backend(backend, workers, address)
     t0 = time.perf_counter()
     settings = expand(cfg, limit)
     tasks = make_tasks(settings, cfg)
-    results: list[Any] = [None] * len(tasks)
     done = 0
-    for i, res in run_tasks(solve_chunk, [(t, cfg) for t in tasks], backend=backend, workers=workers,
-                            address=address):
-        results[i] = res
+
+    def on_done(i: int, res: Any) -> None:
+        nonlocal done
         done += len(tasks[i])
         if progress:
             progress(done, len(settings))
+
+    results = map_tasks(functools.partial(solve_chunk, cfg=cfg), tasks, backend=backend, workers=workers,
+                        address=address, on_done=on_done)
     frame = _to_frame(settings, results, cfg)
     seconds = time.perf_counter() - t0
     summary = summarise(frame, cfg)
@@ -194,7 +148,9 @@ def _to_frame(settings: list[Setting], results: list[dict[str, Any]], cfg: GridC
     import pandas as pd
 
     by_id = {s.setting_id: s for s in settings}
-    keys = ["setting_id", "policy", *SCORE_COLUMNS, *(k + "_value" for k in SCORE_COLUMNS), "ef_worst_value"]
+    columns = score_columns()
+    scored = scored_notions(cfg)
+    keys = ["setting_id", "policy", *columns, *(k + "_value" for k in columns), "ef_worst_value"]
     cols: dict[str, list[Any]] = {key: [] for key in keys}
     pcol: list[Any] = []
     for res in results:  # columns gathered as arrays, one DataFrame at the end
@@ -203,8 +159,8 @@ def _to_frame(settings: list[Setting], results: list[dict[str, Any]], cfg: GridC
             sc = res["scores"][pname]
             cols["setting_id"].append(ids)
             cols["policy"].append(np.full(len(ids), pname, dtype=object))
-            for key in SCORE_COLUMNS:
-                missing = key == "maximin" and "maximin" not in res["policies"]
+            for key in columns:
+                missing = key not in scored
                 cols[key].append(np.full(len(ids), np.nan) if missing else np.asarray(sc[key], float))
                 cols[key + "_value"].append(np.asarray(sc[key + "_value"], float))
             cols["ef_worst_value"].append(np.asarray(res["ef_worst"], float))

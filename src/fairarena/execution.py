@@ -1,0 +1,183 @@
+"""Where independent tasks run: one vocabulary of execution backends for sweeps, learners and studies.
+
+Four backends, in :data:`BACKENDS` (a :class:`~fairarena.registry.Registry`):
+
+- ``serial``: in this process, one task after another (debugging, tiny jobs, already-parallel callers);
+- ``processes``: local worker processes (joblib's loky executor: robust to crashed workers, reused
+  between calls);
+- ``threads``: a thread pool in this process (for tasks that release the GIL, e.g. compiled kernels,
+  or that wait on I/O such as model calls);
+- ``dask``: a Dask distributed cluster, either an existing scheduler (``address="tcp://host:8786"``)
+  or a ``LocalCluster`` of ``workers`` processes started for the call (``pip install 'fairarena[dask]'``).
+
+Older spellings are accepted as aliases (``joblib``/``loky`` -> ``processes``, ``threading`` ->
+``threads``, ``sequential`` -> ``serial``). :func:`map_tasks` maps a picklable function over tasks and
+returns the results in task order, whichever backend ran them and in whatever order they finished;
+``on_done(index, result)`` is called in the caller's process as each task completes (progress bars,
+incremental writing). :func:`iter_tasks` yields ``(index, result)`` in completion order instead.
+
+Tasks are the caller's unit of work, fixed by the caller and never by the number of workers, so the
+results are identical on every backend (the tests check this for all four).
+
+This module imports nothing heavy; joblib, concurrent.futures and distributed are imported only when
+their backend runs.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from fairarena.errors import InputError
+from fairarena.registry import Registry
+
+Runner = Callable[[Callable[[Any], Any], Sequence[Any], int, "str | None"], Iterator[tuple[int, Any]]]
+
+BACKENDS: Registry[Runner] = Registry("execution backend", field="backend")
+"""The execution backends by name (``serial``, ``processes``, ``threads``, ``dask``, plus aliases)."""
+
+
+def default_workers() -> int:
+    """The number of CPUs this process may use (the affinity mask where the OS has one)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def backend_names(*, aliases: bool = False) -> tuple[str, ...]:
+    """The canonical backend names (``aliases=True`` adds the accepted older spellings)."""
+    if aliases:
+        return BACKENDS.names()
+    return BACKENDS.names(where=lambda e: "alias_of" not in e.meta)
+
+
+def resolve_backend(name: str) -> str:
+    """The canonical name of a backend or alias; unknown names raise :class:`InputError`."""
+    if not isinstance(name, str) or name not in BACKENDS:
+        raise InputError("backend", name, f"expected one of {', '.join(backend_names())}")
+    return BACKENDS.entry(name).meta.get("alias_of", name)
+
+
+def check_workers(workers: int | None) -> int | None:
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+        raise InputError("workers", workers, "expected a positive integer")
+    return workers
+
+
+def check_backend(backend: str, workers: int | None = None, address: str | None = None) -> str:
+    """Validate a backend choice as a whole (name, worker count, address only with dask) before any
+    work starts; returns the canonical backend name."""
+    name = resolve_backend(backend)
+    check_workers(workers)
+    if address is not None and name != "dask":
+        raise InputError("address", address, "only the dask backend takes a scheduler address")
+    return name
+
+
+def iter_tasks(fn: Callable[[Any], Any], tasks: Iterable[Any], *, backend: str = "processes",
+               workers: int | None = None, address: str | None = None) -> Iterator[tuple[int, Any]]:
+    """Run ``fn(task)`` for every task; yield ``(task index, result)`` in completion order.
+
+    Validation (backend name, worker count, address only with dask) happens before any task runs.
+    """
+    name = check_backend(backend, workers, address)
+    tasks = list(tasks)
+    if not tasks:
+        return iter(())
+    return BACKENDS[name](fn, tasks, workers or 0, address)
+
+
+def map_tasks(fn: Callable[[Any], Any], tasks: Iterable[Any], *, backend: str = "processes",
+              workers: int | None = None, address: str | None = None,
+              on_done: Callable[[int, Any], None] | None = None) -> list[Any]:
+    """``[fn(task) for task in tasks]`` on ``backend``, results in task order.
+
+    ``on_done(index, result)`` runs in the calling process as each task completes (in completion
+    order). ``workers`` defaults to :func:`default_workers` (``processes``, ``threads``, a dask
+    ``LocalCluster``); it is ignored by ``serial`` and by a dask cluster given by ``address``.
+    """
+    tasks = list(tasks)
+    out: list[Any] = [None] * len(tasks)
+    for i, res in iter_tasks(fn, tasks, backend=backend, workers=workers, address=address):
+        out[i] = res
+        if on_done is not None:
+            on_done(i, res)
+    return out
+
+
+def _indexed(fn: Callable[[Any], Any], i: int, task: Any) -> tuple[int, Any]:
+    return i, fn(task)
+
+
+@BACKENDS.register("serial", title="In this process, one task at a time")
+def _serial(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address: str | None
+            ) -> Iterator[tuple[int, Any]]:
+    for i, t in enumerate(tasks):
+        yield i, fn(t)
+
+
+@BACKENDS.register("processes", title="Local worker processes (joblib loky)")
+def _processes(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address: str | None
+               ) -> Iterator[tuple[int, Any]]:
+    n = min(workers or default_workers(), len(tasks))
+    if n == 1:
+        yield from _serial(fn, tasks, 1, None)
+        return
+    from joblib import Parallel, delayed
+
+    par = Parallel(n_jobs=n, backend="loky", return_as="generator_unordered", batch_size=1,
+                   pre_dispatch="all")
+    yield from par(delayed(_indexed)(fn, i, t) for i, t in enumerate(tasks))
+
+
+@BACKENDS.register("threads", title="A thread pool in this process")
+def _threads(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address: str | None
+             ) -> Iterator[tuple[int, Any]]:
+    n = min(workers or default_workers(), len(tasks))
+    if n == 1:
+        yield from _serial(fn, tasks, 1, None)
+        return
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        futs = [pool.submit(_indexed, fn, i, t) for i, t in enumerate(tasks)]
+        try:
+            for fut in as_completed(futs):
+                yield fut.result()
+        finally:
+            for fut in futs:
+                fut.cancel()
+
+
+@BACKENDS.register("dask", title="A Dask distributed cluster (scheduler address or LocalCluster)")
+def _dask(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address: str | None
+          ) -> Iterator[tuple[int, Any]]:
+    try:
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:  # pragma: no cover - optional extra
+        raise InputError("backend", "dask",
+                         "dask.distributed is not installed: pip install 'fairarena[dask]'") from None
+    cluster = None
+    try:
+        if address:
+            try:
+                client = Client(address, timeout="10s")
+            except (OSError, TimeoutError) as exc:
+                raise InputError("address", address, f"cannot reach a Dask scheduler ({exc})") from None
+        else:
+            cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
+                                   processes=True, dashboard_address=None)
+            client = Client(cluster)
+        with client:
+            futs = [client.submit(_indexed, fn, i, t, pure=False) for i, t in enumerate(tasks)]
+            for fut in as_completed(futs):
+                yield fut.result()
+    finally:
+        if cluster is not None:
+            cluster.close()
+
+
+for _alias, _target in (("joblib", "processes"), ("loky", "processes"), ("threading", "threads"),
+                        ("sequential", "serial")):
+    BACKENDS.add(_alias, BACKENDS[_target], title=f"alias of {_target}", alias_of=_target)
+del _alias, _target
