@@ -95,3 +95,15 @@ def zero_server():
     srv = ZeroServer()
     yield srv
     srv.close()
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tmp_path_factory):
+    """The tiny design run once, serially (read-only for the tests that use it)."""
+    from fairarena.experiments.study import to_toml
+    from fairarena.experiments.study_store import run_study
+
+    cfg = tiny_design()
+    root = tmp_path_factory.mktemp("tiny") / "serial"
+    run_study(cfg, to_toml(cfg), root)
+    return cfg, root

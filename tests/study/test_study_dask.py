@@ -7,15 +7,14 @@ import pytest
 from fairarena.experiments.study import to_toml
 from fairarena.experiments.study_store import load_results, run_study
 
-from .conftest import outcome, tiny_design
+from .conftest import outcome
 
 pytestmark = pytest.mark.dask
 
 
-def test_dask_local_cluster_equals_serial(tmp_path):
+def test_dask_local_cluster_equals_serial(tiny_run, tmp_path):
     pytest.importorskip("distributed")
-    cfg = tiny_design()
-    run_study(cfg, to_toml(cfg), tmp_path / "serial")
+    cfg, root = tiny_run
     s = run_study(cfg, to_toml(cfg), tmp_path / "dask", backend="dask", workers=2)
     assert s.ok == s.total and s.failed == 0
-    assert [outcome(r) for r in load_results(tmp_path / "dask")] == [outcome(r) for r in load_results(tmp_path / "serial")]
+    assert [outcome(r) for r in load_results(tmp_path / "dask")] == [outcome(r) for r in load_results(root)]

@@ -54,14 +54,13 @@ def test_run_writes_one_complete_record_per_debate_and_resume_skips(tmp_path):
     assert len((root / "runs.jsonl").read_text().splitlines()) == 2
 
 
-def test_metrics_in_records_match_a_direct_debate(tmp_path):
+def test_metrics_in_records_match_a_direct_debate(tiny_run):
     from fairarena.arena import build_agent, run_debate
     from fairarena.triage import sample_cohort
 
-    cfg = tiny_design()
-    _run(cfg, tmp_path / "st")
+    cfg, root = tiny_run
     t = expand(cfg)[3]
-    rec = read_records(tmp_path / "st", [t.key])[t.key]
+    rec = read_records(root, [t.key])[t.key]
     c = sample_cohort(t.cohort_seed, t.capacity)
     direct = run_debate(c, build_agent("A", t.agent_a, "scripted", c), build_agent("B", t.agent_b, "scripted", c),
                         t.debate_config())
@@ -126,10 +125,9 @@ def test_failed_debates_are_recorded_then_retried(tmp_path, monkeypatch):
     assert [x["status"] for x in load_results(root)] == ["ok"] * len(tasks)
 
 
-def test_results_frame_is_flat(tmp_path):
-    cfg = tiny_design()
-    _run(cfg, tmp_path / "st")
-    df = results_frame(tmp_path / "st")
+def test_results_frame_is_flat(tiny_run):
+    cfg, root = tiny_run
+    df = results_frame(root)
     assert len(df) == len(expand(cfg))
     for col in ("key", "framework", "opponent_role", "cohort", "final_a_esg", "final_b_gini", "final_joint_rmg",
                 "feasible_joint", "round1_a_esg"):
@@ -144,10 +142,9 @@ def test_stale_results_file_is_rebuilt(tmp_path):
     assert len(load_results(root)) == 3 == len(finished_keys(root))
 
 
-def test_processes_and_threads_match_serial(tmp_path):
-    cfg = tiny_design()
-    _run(cfg, tmp_path / "serial")
-    base = [outcome(r) for r in load_results(tmp_path / "serial")]
+def test_processes_and_threads_match_serial(tiny_run, tmp_path):
+    cfg, root = tiny_run
+    base = [outcome(r) for r in load_results(root)]
     for backend in ("threads", "processes"):
         s = _run(cfg, tmp_path / backend, backend=backend, workers=2)
         assert s.ok == len(base)
