@@ -87,6 +87,7 @@ def test_learn_dots_all_learners_human_output(tmp_path):
     (["--T", "1e12"], "memory"),
     (["--T", "12.5"], "whole number"),
     (["--T", "ten"], "whole number"),
+    (["--nash-form", "cubic"], "form"),
     (["--instance", "missing.json"], "not found"),
 ])
 def test_bad_inputs_exit_2(args, needle, instance, tmp_path):
@@ -127,3 +128,18 @@ def test_memory_estimate_refuses_before_any_work():
     assert check_memory(1, 2, 1000, 3, 3, limit=10 ** 9) == estimate_memory(1, 2, 1000, 3, 3)
     with pytest.raises(InputError, match="memory"):
         check_memory(7, 20, 10 ** 12, 50, 4, limit=16 * 2 ** 30)
+
+
+def test_help_lists_exactly_the_registered_learners():
+    from fairarena.learners import LEARNERS
+    from fairarena.learners.cli import LEARNER_HELP
+
+    assert LEARNER_HELP.split(", a comma list")[0].split(", ") == list(LEARNERS)
+
+
+def test_nash_form_option_reaches_the_spec():
+    from fairarena.learners.cli import build_specs
+
+    (spec,) = build_specs("nashucb", None, None, None, None, "product")
+    assert spec.form == "product"
+    assert build_specs("nashucb", None, None, None, None)[0].form == "geometric"

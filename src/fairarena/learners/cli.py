@@ -12,7 +12,7 @@ from fairarena.cli_common import cli_errors, console, emit_json
 
 
 def build_specs(learner: str, gamma: float | None, delta: float | None, alpha: float | None,
-                growth: float | None) -> list:
+                growth: float | None, form: str | None = None) -> list:
     """Validated specs for ``--learner`` (a name, a comma-separated list, or ``all``)."""
     from fairarena.errors import InputError
     from fairarena.learners.base import check_open_unit, check_positive
@@ -27,24 +27,30 @@ def build_specs(learner: str, gamma: float | None, delta: float | None, alpha: f
         check_positive("alpha", alpha)
     if growth is not None:
         check_positive("growth", growth, allow_zero=True)
+    if form is not None:
+        make_learner("nashucb", form=form)
     names = list(LEARNERS) if learner.strip().lower() == "all" else [x.strip() for x in learner.split(",") if x.strip()]
     if not names:
-        raise InputError("learner", learner, f"expected all or one of {', '.join(LEARNERS)}")
+        raise InputError("learner", learner, f"expected all or one of {LEARNERS.choices()}")
     specs = []
     for name in names:
         if name not in LEARNERS:
-            raise InputError("learner", name, f"expected all or one of {', '.join(LEARNERS)}")
+            raise InputError("learner", name, f"expected all or one of {LEARNERS.choices()}")
         takes = learner_params(name)
-        given = {"gamma": gamma, "delta": delta, "alpha": alpha, "growth": growth}
+        given = {"gamma": gamma, "delta": delta, "alpha": alpha, "growth": growth, "form": form}
         specs.append(make_learner(name, **{k: v for k, v in given.items() if v is not None and k in takes}))
     return specs
+
+
+# typed here so that `--help` loads no numerical code; a test checks it lists exactly the registry's names
+LEARNER_HELP = "pf, ef, uf, nashucb, ggi, etc, uniform, a comma list, or all."
 
 
 def register(app: typer.Typer) -> None:
     @app.command("learn")
     @cli_errors
     def learn_cmd(
-        learner: str = typer.Option("pf", "--learner", help="pf, ef, uf, nashucb, ggi, etc, uniform, a comma list, or all."),
+        learner: str = typer.Option("pf", "--learner", help=LEARNER_HELP),
         instance: str = typer.Option("dots", "--instance", help="'dots' (PrefLib Dots, 50 voters) or a reward-matrix file (JSON/CSV)."),
         rewards: str = typer.Option("beta:0.1", "--rewards", help="bernoulli, beta:STD or gaussian:STD (clipped to [0,1])."),
         T_text: str = typer.Option("100000", "--T", help="Horizon (rounds; 100000 or 1e5); at least K."),
@@ -55,6 +61,7 @@ def register(app: typer.Typer) -> None:
         delta: Optional[float] = typer.Option(None, "--delta", help="Confidence level in (0,1) for pf and ggi (default 0.05)."),
         alpha: Optional[float] = typer.Option(None, "--alpha", help="PF confidence-radius scale (default 1/sqrt(2))."),
         growth: Optional[float] = typer.Option(None, "--growth", help="ef/nashucb re-solve schedule: re-solve when t grows by this factor (0: every round)."),
+        nash_form: Optional[str] = typer.Option(None, "--nash-form", help="nashucb NSW form: geometric (default) or product (the paper's; linear regret with many agents, see docs/learners.md)."),
         jobs: int = typer.Option(1, "--jobs", help="Parallel worker processes (joblib; -1: all cores)."),
         backend: str = typer.Option("loky", "--backend", help="joblib backend: loky, threading, sequential or dask."),
         grid: int = typer.Option(200, "--grid", help="Points of the logarithmic grid the curves are kept on."),
@@ -72,7 +79,7 @@ def register(app: typer.Typer) -> None:
         from fairarena.learners.store import save_run, summary_document
 
         T = parse_rounds(T_text)
-        specs = build_specs(learner, gamma, delta, alpha, growth)
+        specs = build_specs(learner, gamma, delta, alpha, growth, nash_form)
         family = parse_family(rewards)
         if seeds < 1:
             raise InputError("seeds", seeds, "expected a positive number of seeds")
