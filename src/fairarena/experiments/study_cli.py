@@ -44,7 +44,8 @@ def init_cmd(
 def run_cmd(
     study: Path = typer.Argument(..., help="The study TOML file."),
     out: Path = typer.Option(..., "--out", help="The study folder (created; a rerun resumes it)."),
-    backend: str = typer.Option("serial", "--backend", help="serial | processes | threads | dask"),
+    backend: str = typer.Option("serial", "--backend", help="serial | processes | threads | dask "
+                                                            "(fairarena.execution's backends)"),
     workers: Optional[int] = typer.Option(None, "--workers", help="Parallel debates (default: cores; threads: "
                                                                  "twice the largest server limit)."),
     address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (default: a LocalCluster)."),

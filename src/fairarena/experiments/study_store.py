@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import functools
 import hashlib
 import json
 import os
@@ -39,7 +40,6 @@ from fairarena.experiments.study import DebateTask, StudyConfig, cohort_of, expa
 from fairarena.fsutil import atomic_write_json, atomic_write_text
 
 STORE_FORMAT = 1
-BACKENDS = ("serial", "threads", "processes", "dask")
 RESULTS = "results.jsonl"
 NEGOTIATOR = "scripted:negotiator"   # the one model that needs no response cache (it is its own replay)
 
@@ -443,61 +443,23 @@ def _default(obj: Any) -> Any:
 
 
 # ------------------------------------------------------------------------------------------------
-# Backends (one small interface; yields (task, record, transcript) as debates finish)
+# Backends: fairarena.execution's vocabulary (serial, processes, threads, dask)
 # ------------------------------------------------------------------------------------------------
 
-def _indexed(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, Any], bytes]:
+def _run_one(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, Any], bytes]:
     rec, data = execute_task(task, opts)
     return task, rec, data
 
 
-def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "serial", workers: int = 1,
+def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "serial", workers: int | None = None,
             address: str | None = None) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
-    if backend == "serial" or not tasks:
-        for t in tasks:
-            yield _indexed(t, opts)
-        return
-    if backend in ("threads", "processes"):
-        import concurrent.futures as cf
+    """Yield ``(task, record, transcript)`` as debates finish, on any backend of :mod:`fairarena.execution`.
+    Workers only compute; the caller writes."""
+    from fairarena.execution import iter_tasks
 
-        if backend == "threads":
-            pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="debate")
-        else:
-            import multiprocessing as mp
-
-            pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
-        try:
-            futs = [pool.submit(_indexed, t, opts) for t in tasks]
-            for f in cf.as_completed(futs):
-                yield f.result()
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-        return
-    if backend == "dask":
-        try:
-            from distributed import Client, LocalCluster, as_completed
-        except ImportError:  # pragma: no cover - optional extra
-            raise InputError("backend", "dask", "dask.distributed installed: pip install 'fairarena[dask]'") from None
-        cluster = None
-        try:
-            if address:
-                try:
-                    client = Client(address, timeout="10s")
-                except (OSError, TimeoutError) as exc:
-                    raise InputError("address", address, f"a reachable Dask scheduler ({exc})") from None
-            else:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-                client = Client(cluster)
-            with client:
-                futs = [client.submit(_indexed, t, opts, pure=False) for t in tasks]
-                for f in as_completed(futs):
-                    yield f.result()
-        finally:
-            if cluster is not None:
-                cluster.close()
-        return
-    raise InputError("backend", backend, f"one of {', '.join(BACKENDS)}")
+    for _, out in iter_tasks(functools.partial(_run_one, opts=opts), list(tasks), backend=backend,
+                             workers=workers, address=address):
+        yield out
 
 
 # ------------------------------------------------------------------------------------------------
@@ -561,12 +523,12 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     ``retry_failed``. ``limit`` runs at most that many of the remaining debates (for trials)."""
     from fairarena.provenance import run_record
 
+    from fairarena.execution import check_workers, resolve_backend
+
     t_start = time.perf_counter()
     root = Path(out)
-    if backend not in BACKENDS:
-        raise InputError("backend", backend, f"one of {', '.join(BACKENDS)}")
-    if workers is not None and (isinstance(workers, bool) or workers < 1):
-        raise InputError("workers", workers, "a positive integer")
+    backend = resolve_backend(backend)
+    check_workers(workers)
     if address is not None and backend != "dask":
         raise InputError("address", address, "only with --backend dask")
     if root.exists() and not root.is_dir():
@@ -623,7 +585,9 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
 
 
 def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    from fairarena.execution import default_workers
+
+    cores = default_workers()
     if backend == "threads":
         limits = [cfg.server_limit(s) for s in specs]
         known = [x for x in limits if x is not None]
