@@ -1,5 +1,6 @@
 """The deliberation arena: agents aligned by retrieval to an ethical framework (or baseline, or
-adversarial research profiles) negotiate triage allocations over structured rounds.
+adversarial research profiles) negotiate allocations over structured rounds — two or more participants,
+on any allocation problem a domain adapter describes (triage first).
 
 >>> from fairarena.triage import sample_cohort
 >>> from fairarena.arena import build_agent, run_debate, DebateConfig
@@ -19,7 +20,13 @@ _LAZY = {
     "arena_documents": "fairarena.arena.agents",
     "build_agent": "fairarena.arena.agents",
     "default_rag_dir": "fairarena.arena.agents",
+    "CLOSING_RULES": "fairarena.arena.closing",
     "ClosingContext": "fairarena.arena.closing",
+    "Decision": "fairarena.arena.closing",
+    "MECHANISMS": "fairarena.arena.closing",
+    "DOMAINS": "fairarena.arena.domain",
+    "Domain": "fairarena.arena.domain",
+    "TRIAGE": "fairarena.arena.domain",
     "closing_rules": "fairarena.arena.closing",
     "get_closing_rule": "fairarena.arena.closing",
     "register_closing_rule": "fairarena.arena.closing",
@@ -39,14 +46,19 @@ _LAZY = {
     "Agent": "fairarena.arena.protocol",
     "Debate": "fairarena.arena.protocol",
     "DebateConfig": "fairarena.arena.protocol",
-    "DebateResult": "fairarena.arena.protocol",
+    "LIMITS": "fairarena.arena.protocol",
+    "default_names": "fairarena.arena.protocol",
     "render_cohort": "fairarena.arena.protocol",
-    "run_debate": "fairarena.arena.protocol",
+    "DebateResult": "fairarena.arena.result",
+    "run_debate": "fairarena.arena.result",
     "read_transcript": "fairarena.arena.transcript",
     "recompute_metrics": "fairarena.arena.transcript",
+    "transcript_status": "fairarena.arena.transcript",
 }
 
 __all__ = [
+    "CLOSING_RULES", "DOMAINS", "Decision", "Domain", "LIMITS", "MECHANISMS", "TRIAGE", "default_names",
+    "transcript_status",
     "Agent", "CONCESSION", "ClosingContext", "Debate", "DebateConfig", "DebateResult", "KINDS", "Negotiator",
     "PROPOSAL_SCHEMA", "ParsedProposal", "Profile", "arena_documents", "build_agent", "closing_rules",
     "default_rag_dir", "get_closing_rule", "parse_agent", "parse_proposal", "proportional_allocation",

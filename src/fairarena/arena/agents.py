@@ -54,7 +54,7 @@ class _StoreCache:
         return cls.stores[key]
 
 
-def _rag_unavailable() -> str | None:
+def rag_unavailable() -> str | None:
     import importlib.util
     for mod in ("chromadb", "sentence_transformers"):
         if importlib.util.find_spec(mod) is None:
@@ -90,7 +90,7 @@ def build_agent(name: str, agent: str | Profile, model: str, cohort: Cohort, *, 
     note = None
     if profile.uses_retrieval:
         want = rag == "on" or (rag == "auto" and negotiator is None)
-        missing = _rag_unavailable()
+        missing = rag_unavailable()
         if not want:
             note = ("retrieval off (--rag off)" if rag == "off" else
                     "retrieval off: the scripted negotiator does not read text (use --rag on to record it)")
@@ -108,3 +108,58 @@ def build_agent(name: str, agent: str | Profile, model: str, cohort: Cohort, *, 
     elif profile.kind == "baseline" or profile.kind == "adversarial":
         note = None
     return Agent(name, profile, chat, str(spec), negotiator, retriever, note)
+
+
+def resolve_participants(agents: list[str] = (), *, agent_a: str | None = None, agent_b: str | None = None,
+                         models: list[str] = (), model_b: str | None = None) -> list[dict[str, str]]:
+    """The participants of a debate as ``[{"name", "profile", "model"}]``, every spec checked.
+
+    ``agents``: ``PROFILE`` or ``NAME=PROFILE`` (names default to A, B, C... by position); without any,
+    the two-agent form ``agent_a`` / ``agent_b`` (defaults ``aligned:rawlsian`` and ``baseline``).
+    ``models``: ``SPEC`` (the default of every participant; at most one) or ``NAME=SPEC`` (one
+    participant's model; NAME must be a participant). ``model_b``: the second participant's model.
+    Nothing is built: this only validates, so it runs before any work or write.
+    """
+    import re
+
+    from fairarena.arena.protocol import LIMITS, default_names
+
+    agents, models = list(agents or ()), list(models or ())
+    if agents and (agent_a is not None or agent_b is not None):
+        raise InputError("agent", "--agent with --agent-a/--agent-b", "either repeated --agent or --agent-a/--agent-b")
+    entries = agents or [agent_a or "aligned:rawlsian", agent_b or "baseline"]
+    if not 2 <= len(entries) <= LIMITS["participants"]:
+        raise InputError("agent", " ".join(entries), f"2 to {LIMITS['participants']} participants (repeat --agent)")
+    names = default_names(len(entries))
+    out: list[dict[str, str]] = []
+    for k, entry in enumerate(entries):
+        name, sep, profile = str(entry).partition("=")
+        if not sep:
+            name, profile = names[k], name
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", name):
+            raise InputError("agent", entry, "PROFILE or NAME=PROFILE, NAME of letters, digits, '-' or '_'")
+        parse_agent(profile)
+        out.append({"name": name, "profile": profile, "model": ""})
+    seen = [p["name"] for p in out]
+    if len(set(seen)) != len(seen):
+        raise InputError("agent", ", ".join(seen), "distinct participant names")
+    default, per = None, {}
+    for spec in models:
+        name, sep, rest = str(spec).partition("=")
+        if sep and name in seen:
+            if name in per:
+                raise InputError("model", spec, f"one --model {name}=SPEC per participant")
+            per[name] = rest
+        elif default is not None:
+            raise InputError("model", spec, "one default --model SPEC; NAME=SPEC for one participant "
+                                            f"(participants: {', '.join(seen)})")
+        else:
+            default = spec
+    if model_b is not None:
+        if seen[1] in per:
+            raise InputError("model-b", model_b, f"either --model-b or --model {seen[1]}=SPEC")
+        per[seen[1]] = model_b
+    for p in out:
+        p["model"] = per.get(p["name"], default or "scripted")
+        parse_model_spec(p["model"])
+    return out

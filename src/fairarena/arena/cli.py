@@ -1,4 +1,4 @@
-"""``fairarena debate``: one debate between two agents on a cohort. One call into :mod:`fairarena.arena`."""
+"""``fairarena debate``: one debate between two or more agents on a cohort. One call into :mod:`fairarena.arena`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import typer
 from rich.table import Table
 
 from fairarena.cli_common import cli_errors, console, emit_json, fail
-from fairarena.errors import InputError
 
 ROW_METRICS = (("esg", "ESG"), ("rmg", "RMG"), ("var", "Var"), ("dw_esg", "DW-ESG"), ("vwci", "VWCI"), ("gini", "Gini"))
 
@@ -24,33 +23,60 @@ CapacityVariant = _capacities()
 RagMode = Enum("RagMode", {k: k for k in ("auto", "on", "off")}, type=str)  # type: ignore[misc]
 
 
-def run_cli_debate(*, cohort_file: Path | None, seed: int, capacity: str, agent_a: str, agent_b: str, model: str,
-                   model_b: str | None, rounds: int, out: Path | None, closing: str, max_repairs: int, rag: str,
-                   rag_dir: Path | None, corpus_dir: list[Path], cache: Path | None, offline: bool,
-                   max_calls: int | None, temperature: float, max_tokens: int) -> dict[str, Any]:
-    """Everything the command does, as one function (a notebook gets the same)."""
-    from fairarena.arena import DebateConfig, build_agent, run_debate
-    from fairarena.fsutil import atomic_write_json
+def prepare_debate(*, cohort_file: Path | None, seed: int, capacity: str, agents: list[str] = (),
+                   agent_a: str | None = None, agent_b: str | None = None, models: list[str] = (),
+                   model_b: str | None = None, rounds: int = 3, closing: str = "joint-draft", max_repairs: int = 2,
+                   rag: str = "auto", max_calls: int | None = None, temperature: float = 0.0,
+                   max_tokens: int = 900) -> dict[str, Any]:
+    """Validate every option and read the cohort; nothing is built or written (runs before the output folder)."""
+    from fairarena.arena import DebateConfig
+    from fairarena.arena.agents import RAG_MODES, rag_unavailable, resolve_participants
+    from fairarena.cli_common import check_seed
+    from fairarena.errors import InputError
     from fairarena.triage import load_cohort, sample_cohort
 
-    cohort = load_cohort(cohort_file) if cohort_file is not None else sample_cohort(seed, capacity)
+    check_seed(seed)
     config = DebateConfig(rounds=rounds, max_repairs=max_repairs, closing=closing, seed=seed,
                           temperature=temperature, max_tokens=max_tokens)
-    models: dict[str, Any] = {}
-    common = dict(cache=cache, offline=offline, rag=rag, rag_dir=rag_dir, corpus_dirs=list(corpus_dir),
-                  models=models, max_calls=max_calls)
-    a = build_agent("A", agent_a, model, cohort, **common)
-    b = build_agent("B", agent_b, model_b or model, cohort, **common)
+    participants = resolve_participants(list(agents), agent_a=agent_a, agent_b=agent_b, models=list(models),
+                                        model_b=model_b)
+    if rag not in RAG_MODES:
+        raise InputError("rag", rag, f"one of {', '.join(RAG_MODES)}")
+    if rag == "on" and (missing := rag_unavailable()):
+        raise InputError("rag", rag, f"the rag extra: pip install 'fairarena[rag]' ({missing})")
+    if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1):
+        raise InputError("max-calls", max_calls, "a positive integer")
+    cohort = load_cohort(cohort_file) if cohort_file is not None else sample_cohort(seed, capacity)
+    return {"config": config, "participants": participants, "cohort": cohort, "cohort_file": cohort_file,
+            "seed": seed, "capacity": capacity, "rag": rag, "max_calls": max_calls}
+
+
+def execute_debate(plan: dict[str, Any], *, out: Path | None, rag_dir: Path | None = None,
+                   corpus_dir: list[Path] = (), cache: Path | None = None, offline: bool = False) -> dict[str, Any]:
+    """Build the agents and run the debate of a :func:`prepare_debate` plan; writes into ``out`` when given."""
+    from fairarena.arena import build_agent, run_debate
+    from fairarena.arena.result import result_keys
+    from fairarena.fsutil import atomic_write_json
+
+    cohort, participants = plan["cohort"], plan["participants"]
+    shared: dict[str, Any] = {}
+    common = dict(cache=cache, offline=offline, rag=plan["rag"], rag_dir=rag_dir, corpus_dirs=list(corpus_dir),
+                  models=shared, max_calls=plan["max_calls"])
+    built = [build_agent(p["name"], p["profile"], p["model"], cohort, **common) for p in participants]
     transcript = None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         transcript = out / "transcript.jsonl"
         atomic_write_json(out / "cohort.json", cohort.to_dict())
-    result = run_debate(cohort, a, b, config, transcript=transcript,
-                        header={"command": "debate", "cohort_source": str(cohort_file) if cohort_file else f"seed {seed}",
-                                "capacity": capacity if cohort_file is None else None})
-    doc = {"status": result.status, "error": result.error, "agents": {"a": agent_a, "b": agent_b},
-           "models": {"a": a.model_spec, "b": b.model_spec}, "rag_notes": {"a": a.rag_note, "b": b.rag_note},
+    cohort_file = plan["cohort_file"]
+    result = run_debate(cohort, built, plan["config"], transcript=transcript,
+                        header={"command": "debate",
+                                "cohort_source": str(cohort_file) if cohort_file else f"seed {plan['seed']}",
+                                "capacity": plan["capacity"] if cohort_file is None else None})
+    keys = result_keys([a.name for a in built])
+    doc = {"status": result.status, "error": result.error,
+           "agents": [{"name": a.name, "profile": a.profile.name, "model": a.model_spec} for a in built],
+           "rag_notes": {keys[a.name]: a.rag_note for a in built},
            "rounds": result.rounds, "final": result.final, "feasible": result.feasible, "metrics": result.metrics,
            "usage": result.usage, "timing": result.timing, "transcript": result.transcript}
     if out is not None:
@@ -58,13 +84,28 @@ def run_cli_debate(*, cohort_file: Path | None, seed: int, capacity: str, agent_
     return doc
 
 
+def run_cli_debate(*, out: Path | None = None, rag_dir: Path | None = None, corpus_dir: list[Path] = (),
+                   cache: Path | None = None, offline: bool = False, **options: Any) -> dict[str, Any]:
+    """Everything the command does, as one function (a notebook gets the same): validate, then run."""
+    return execute_debate(prepare_debate(**options), out=out, rag_dir=rag_dir, corpus_dir=corpus_dir, cache=cache,
+                          offline=offline)
+
+
 def _fmt(m: dict[str, Any] | None, key: str) -> str:
     return "-" if not m else f"{m[key]:.3f}"
 
 
+def _keyed(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(result key, participant) in speaking order."""
+    from fairarena.arena.result import result_keys
+    keys = result_keys([a["name"] for a in doc["agents"]])
+    return [(keys[a["name"]], a) for a in doc["agents"]]
+
+
 def print_table(doc: dict[str, Any]) -> None:
-    table = Table(title=f"debate: A = {doc['agents']['a']} ({doc['models']['a']}), "
-                        f"B = {doc['agents']['b']} ({doc['models']['b']})")
+    keyed = _keyed(doc)
+    title = ", ".join(f"{a['name']} = {a['profile']} ({a['model']})" for _, a in keyed)
+    table = Table(title=f"debate: {title}")
     table.add_column("round", no_wrap=True)
     table.add_column("agent", no_wrap=True)
     for _, label in ROW_METRICS:
@@ -72,13 +113,13 @@ def print_table(doc: dict[str, Any]) -> None:
     table.add_column("ok", no_wrap=True)
     table.add_column("rep", justify="right", no_wrap=True)
     for row in doc["rounds"]:
-        for k in ("a", "b"):
+        for k, a in keyed:
             if k not in row:
                 continue
             s = row[k]
-            table.add_row(str(row["round"]), k.upper(), *(_fmt(s["metrics"], key) for key, _ in ROW_METRICS),
+            table.add_row(str(row["round"]), a["name"], *(_fmt(s["metrics"], key) for key, _ in ROW_METRICS),
                           "yes" if s["feasible"] else "[red]no[/]", str(s["repairs"]))
-    for k, label in (("a", "A"), ("b", "B"), ("joint", "joint")):
+    for k, label in [(k, a["name"]) for k, a in keyed] + [("joint", "joint")]:
         if k in doc["final"]:
             m = doc["metrics"].get(k)
             table.add_row("final", label, *(_fmt(m, key) for key, _ in ROW_METRICS),
@@ -91,12 +132,12 @@ def print_table(doc: dict[str, Any]) -> None:
         console.print(f"joint ({j['rule']}): {j['note']}")
         for v in j["violations"]:
             console.print(f"  [red]- {v}[/]")
-    for k in ("a", "b"):
+    for k, a in keyed:
         if doc["rag_notes"].get(k):
-            console.print(f"agent {k.upper()}: {doc['rag_notes'][k]}")
+            console.print(f"agent {a['name']}: {doc['rag_notes'][k]}")
     u = doc["usage"]
-    console.print(f"calls A {u['a']['calls']} (repairs {u['a']['repair_turns']}), B {u['b']['calls']} "
-                  f"(repairs {u['b']['repair_turns']}); wall {doc['timing']['wall_s']:.3f} s")
+    calls = ", ".join(f"{a['name']} {u[k]['calls']} (repairs {u[k]['repair_turns']})" for k, a in keyed if k in u)
+    console.print(f"calls {calls}; wall {doc['timing']['wall_s']:.3f} s")
     if doc["transcript"]:
         console.print(f"transcript: {doc['transcript']}")
 
@@ -105,46 +146,47 @@ def register(app: typer.Typer) -> None:
     @app.command("debate")
     @cli_errors
     def debate_cmd(
-        agent_a: str = typer.Option("aligned:rawlsian", "--agent-a",
-                                    help="aligned:<framework> | baseline | adversarial | adversarial-rag"),
-        agent_b: str = typer.Option("baseline", "--agent-b", help="Profile of agent B (same choices)."),
-        model: str = typer.Option("scripted", "--model",
-                                  help="Model spec: scripted | openai:MODEL@URL | llamacpp:PATH.gguf|smollm2"),
-        model_b: Optional[str] = typer.Option(None, "--model-b", help="Model spec of agent B (default: --model)."),
+        agent: list[str] = typer.Option([], "--agent",
+                                        help="A participant: PROFILE or NAME=PROFILE (repeat; names default A, B, C...). "
+                                             "PROFILE: aligned:<framework> | baseline | adversarial | adversarial-rag"),
+        agent_a: Optional[str] = typer.Option(None, "--agent-a",
+                                              help="Two-agent form: profile of agent A (default aligned:rawlsian)."),
+        agent_b: Optional[str] = typer.Option(None, "--agent-b", help="Two-agent form: profile of agent B (default baseline)."),
+        model: list[str] = typer.Option([], "--model",
+                                        help="Model spec of every participant (default scripted), or NAME=SPEC for one: "
+                                             "scripted | openai:MODEL@URL | llamacpp:PATH.gguf|smollm2"),
+        model_b: Optional[str] = typer.Option(None, "--model-b", help="Model spec of the second participant."),
         cohort_file: Optional[Path] = typer.Option(None, "--cohort", help="Cohort JSON file (else sampled with --seed)."),
         seed: int = typer.Option(0, "--seed", help="Cohort seed (when no --cohort) and debate seed."),
         capacity: CapacityVariant = typer.Option("tight", "--capacity", help="Capacity variant for a sampled cohort."),  # type: ignore[valid-type]
-        rounds: int = typer.Option(3, "--rounds", help="Debate rounds."),
-        closing: str = typer.Option("joint-draft", "--closing", help="Closing rule: joint-draft | mean-repair | ..."),
-        max_repairs: int = typer.Option(2, "--max-repairs", help="Repair turns for an invalid proposal."),
+        rounds: int = typer.Option(3, "--rounds", help="Debate rounds (1-50)."),
+        closing: str = typer.Option("joint-draft", "--closing", help="Closing rule (see fairarena.arena.CLOSING_RULES)."),
+        max_repairs: int = typer.Option(2, "--max-repairs", help="Repair turns for an invalid proposal (0-5)."),
         rag: RagMode = typer.Option("auto", "--rag", help="Retrieval for aligned agents: auto | on | off."),  # type: ignore[valid-type]
         rag_dir: Optional[Path] = typer.Option(None, "--rag-dir", help="Chroma store (default ~/.cache/fairarena/rag)."),
         corpus_dir: list[Path] = typer.Option([], "--corpus-dir", help="Extra documents: DIR/<framework>/*.md|txt."),
         cache: Optional[Path] = typer.Option(None, "--cache", help="SQLite response cache (replay/resume)."),
         offline: bool = typer.Option(False, "--offline", help="Replay from --cache only; never call a model."),
         max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Call budget per model."),
-        temperature: float = typer.Option(0.0, "--temperature"),
-        max_tokens: int = typer.Option(900, "--max-tokens", help="Max completion tokens per call."),
+        temperature: float = typer.Option(0.0, "--temperature", help="Sampling temperature (0-2)."),
+        max_tokens: int = typer.Option(900, "--max-tokens", help="Max completion tokens per call (1-32768)."),
         out: Optional[Path] = typer.Option(None, "--out", help="Directory for transcript.jsonl, result.json, cohort.json."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's files in --out."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Two agents negotiate a triage allocation over rounds; prints each round's metrics and the joint final."""
+        """Two or more agents negotiate a triage allocation over rounds; prints each round's metrics and the joint final."""
         import contextlib
 
-        from fairarena.cli_common import check_seed
         from fairarena.fsutil import output_folder
 
-        if rounds < 1:
-            raise InputError("rounds", rounds, "a positive integer")
-        check_seed(seed)
+        # every option is validated (and the cohort read) before the output folder is touched
+        plan = prepare_debate(cohort_file=cohort_file, seed=seed, capacity=capacity.value, agents=agent,
+                              agent_a=agent_a, agent_b=agent_b, models=model, model_b=model_b, rounds=rounds,
+                              closing=closing, max_repairs=max_repairs, rag=rag.value, max_calls=max_calls,
+                              temperature=temperature, max_tokens=max_tokens)
         guard = output_folder(out, "debate", force=force) if out is not None else contextlib.nullcontext()
         with guard as folder:
-            doc = run_cli_debate(cohort_file=cohort_file, seed=seed, capacity=capacity.value, agent_a=agent_a,
-                                 agent_b=agent_b, model=model, model_b=model_b, rounds=rounds, out=out, closing=closing,
-                                 max_repairs=max_repairs, rag=rag.value, rag_dir=rag_dir, corpus_dir=corpus_dir,
-                                 cache=cache, offline=offline, max_calls=max_calls, temperature=temperature,
-                                 max_tokens=max_tokens)
+            doc = execute_debate(plan, out=out, rag_dir=rag_dir, corpus_dir=corpus_dir, cache=cache, offline=offline)
             if as_json:
                 emit_json(doc)
             elif doc["rounds"] or doc["status"] == "ok":

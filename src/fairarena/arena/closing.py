@@ -1,80 +1,110 @@
-"""Closing rules: how the two final allocations become one joint recommendation.
+"""Closing rules: how the participants' final allocations become one joint recommendation.
 
-A registry, so the aggregation issue can add social-choice rules. Two kinds of entries:
+Two registries (:class:`fairarena.registry.Registry`), so the aggregation work can add social-choice
+rules without touching the protocol:
 
-* interactive rules get a :class:`ClosingContext` (they may ask the agents), e.g. ``joint-draft``;
-* mechanisms are plain functions ``(problem, [allocations]) -> allocation`` registered with
-  :func:`register_mechanism`, e.g. ``mean-repair``. They receive the *valid* finals only.
+* :data:`CLOSING_RULES` — every rule the ``--closing`` option accepts. An interactive rule is a function
+  ``rule(ctx: ClosingContext) -> Decision``; it may ask participants through ``ctx.ask`` (the protocol
+  records those turns), e.g. ``joint-draft``.
+* :data:`MECHANISMS` — plain functions ``(problem, [allocations]) -> allocation``, registered with
+  :func:`register_mechanism` (which also registers them as a closing rule over the *valid* finals),
+  e.g. ``mean-repair``.
 
-Every rule returns ``(allocation or None, note)``. The arena scores and validates the result; a rule
-may return an infeasible allocation, which is then recorded as such — never silently fixed.
+A rule receives the finals, never the debate: it cannot write into the debate's history. It returns a
+:class:`Decision` (an allocation or None, and a note). The arena scores and validates the decision; an
+infeasible decision is recorded as such — never silently fixed.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem
-from fairarena.errors import InputError
+from fairarena.arena.prompts import compact_allocation, escape
+from fairarena.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from fairarena.arena.protocol import Debate, Step
+    from fairarena.arena.protocol import Step
+
+
+@dataclass
+class Decision:
+    allocation: np.ndarray | None
+    note: str
 
 
 @dataclass
 class ClosingContext:
-    debate: "Debate"
+    """What a closing rule sees: the problem, the participants in speaking order, every final (valid or
+    not), and ``ask(name, phase, extra=..., draft=...) -> Step`` to put one more question to a participant
+    (phases ``draft`` and ``decide``; the protocol records the turn)."""
+
+    problem: AllocationProblem
+    names: list[str]
     finals: dict[str, "Step"]
+    ask: Callable[..., "Step"] = field(repr=False)
+    rounds: int = 1
 
     @property
-    def problem(self) -> AllocationProblem:
-        return self.debate.problem
+    def valid_finals(self) -> dict[str, np.ndarray]:
+        return {k: s.allocation for k, s in self.finals.items() if s.proposal.valid and s.allocation is not None}
 
 
 @dataclass(frozen=True)
 class ClosingRule:
     name: str
-    func: Callable[[ClosingContext], tuple[np.ndarray | None, str]]
+    func: Callable[[ClosingContext], Decision]
     description: str
     interactive: bool
 
 
-_RULES: dict[str, ClosingRule] = {}
+CLOSING_RULES: Registry[ClosingRule] = Registry("closing rule", field="closing")
+MECHANISMS: Registry[Callable[[AllocationProblem, list[np.ndarray]], np.ndarray]] = Registry("mechanism")
 
 
 def register_closing_rule(name: str, description: str, *, interactive: bool = True) -> Callable[..., Any]:
-    def deco(func: Callable[[ClosingContext], tuple[np.ndarray | None, str]]) -> Callable[..., Any]:
-        _RULES[name] = ClosingRule(name, func, description, interactive)
+    """Register ``rule(ctx) -> Decision`` (a ``(allocation, note)`` tuple is accepted too)."""
+    def deco(func: Callable[[ClosingContext], Any]) -> Callable[..., Any]:
+        CLOSING_RULES.add(name, ClosingRule(name, func, description, interactive), description=description,
+                          interactive=interactive)
         return func
     return deco
 
 
 def register_mechanism(name: str, description: str) -> Callable[..., Any]:
-    """Register ``f(problem, allocations) -> allocation`` as a closing rule over the valid finals."""
+    """Register ``f(problem, allocations) -> allocation`` as a mechanism and as a closing rule over the
+    valid finals."""
     def deco(f: Callable[[AllocationProblem, list[np.ndarray]], np.ndarray]) -> Callable[..., Any]:
-        def rule(ctx: ClosingContext) -> tuple[np.ndarray | None, str]:
-            valid = [s.allocation for s in ctx.finals.values() if s.proposal.valid and s.allocation is not None]
+        MECHANISMS.add(name, f, description=description)
+
+        def rule(ctx: ClosingContext) -> Decision:
+            valid = ctx.valid_finals
             if not valid:
-                return None, "no valid final allocation to aggregate"
-            skipped = [k for k, s in ctx.finals.items() if not s.proposal.valid]
+                return Decision(None, "no valid final allocation to aggregate")
+            skipped = [k for k in ctx.finals if k not in valid]
             note = f"aggregated {len(valid)} valid final(s)" + (f"; skipped invalid {', '.join(skipped)}" if skipped else "")
-            return f(ctx.problem, valid), note
-        _RULES[name] = ClosingRule(name, rule, description, False)
+            return Decision(f(ctx.problem, list(valid.values())), note)
+
+        CLOSING_RULES.add(name, ClosingRule(name, rule, description, False), description=description,
+                          interactive=False)
         return f
     return deco
 
 
 def closing_rules() -> dict[str, str]:
-    return {k: r.description for k, r in _RULES.items()}
+    return {k: r.description for k, r in CLOSING_RULES.items()}
 
 
 def get_closing_rule(name: str) -> ClosingRule:
-    if name not in _RULES:
-        raise InputError("closing", name, f"one of {', '.join(_RULES)}")
-    return _RULES[name]
+    return CLOSING_RULES.get(name)
+
+
+def decide(rule: ClosingRule, ctx: ClosingContext) -> Decision:
+    out = rule.func(ctx)
+    return out if isinstance(out, Decision) else Decision(*out)
 
 
 def repair_to_feasible(problem: AllocationProblem, x: np.ndarray) -> np.ndarray:
@@ -106,25 +136,28 @@ def mean_repair(problem: AllocationProblem, allocations: list[np.ndarray]) -> np
     return repair_to_feasible(problem, np.mean(np.stack(allocations), axis=0))
 
 
-@register_closing_rule("joint-draft", "agent A drafts the joint allocation; agent B accepts it or amends it once")
-def joint_draft(ctx: ClosingContext) -> tuple[np.ndarray | None, str]:
-    d = ctx.debate
-    draft = d.ask("A", "draft", d.config.rounds)
-    d.history.append((d.config.rounds, "draft", "A", draft))
-    if not draft.proposal.valid:
-        shown = f"The draft is INVALID: {'; '.join(draft.proposal.violations[:5])}."
-    else:
-        shown = "The draft is valid."
-    from fairarena.arena.protocol import _compact
-    extra = (f"Draft by agent A: allocation {_compact(draft.proposal.mapping)}\n{shown}\n"
-             f"Justification: {draft.proposal.justification}")
-    decision = d.ask("B", "decide", d.config.rounds, extra=extra, draft=draft.allocation if draft.proposal.valid else None)
-    d.history.append((d.config.rounds, "decide", "B", decision))
-    p = decision.proposal
-    if p.accept is True:
-        return draft.allocation, "B accepted A's draft" + ("" if draft.proposal.valid else " (the draft is invalid)")
-    if p.valid:
-        return p.allocation, "B amended A's draft"
-    if draft.allocation is not None:
-        return draft.allocation, "B's amendment was invalid; A's draft stands"
-    return p.allocation, "A's draft had no allocation; B's amendment stands"
+@register_closing_rule("joint-draft", "the first agent drafts the joint allocation; each other agent in turn accepts it "
+                                      "or amends it once (a valid amendment becomes the draft)")
+def joint_draft(ctx: ClosingContext) -> Decision:
+    drafter = ctx.names[0]
+    draft = ctx.ask(drafter, "draft")
+    cur, cur_valid, cur_by = draft.allocation, draft.proposal.valid, drafter
+    cur_map, cur_just, cur_viol = draft.proposal.mapping, draft.proposal.justification, draft.proposal.violations
+    notes: list[str] = []
+    for name in ctx.names[1:]:
+        shown = "The draft is valid." if cur_valid else f"The draft is INVALID: {'; '.join(cur_viol[:5])}."
+        extra = (f"Draft by agent {cur_by}: allocation {compact_allocation(cur_map)}\n{escape(shown)}\n"
+                 f"Justification: {escape(cur_just)}")
+        p = ctx.ask(name, "decide", extra=extra, draft=cur if cur_valid else None).proposal
+        if p.accept is True:
+            notes.append(f"{name} accepted {cur_by}'s draft" + ("" if cur_valid else " (the draft is invalid)"))
+        elif p.valid:
+            notes.append(f"{name} amended {cur_by}'s draft")
+            cur, cur_valid, cur_by, cur_map, cur_just, cur_viol = p.allocation, True, name, p.mapping, p.justification, []
+        elif cur is not None:
+            notes.append(f"{name}'s amendment was invalid; {cur_by}'s draft stands")
+        else:
+            notes.append(f"{cur_by}'s draft had no allocation; {name}'s amendment stands")
+            cur, cur_valid, cur_by = p.allocation, False, name
+            cur_map, cur_just, cur_viol = p.mapping, p.justification, p.violations
+    return Decision(cur, "; ".join(notes))

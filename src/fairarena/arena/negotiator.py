@@ -55,10 +55,19 @@ class NegotiationState:
     phase: str = "round"          # round | final | draft | decide | repair
     round: int = 1
     rounds: int = 3
-    partner_last: np.ndarray | None = None   # partner's last valid allocation
+    partner_last: np.ndarray | None = None   # two participants: the partner's last valid allocation
     own_final: np.ndarray | None = None
     draft: np.ndarray | None = None          # the draft to accept or amend (phase decide)
     partner_violations: list[str] = field(default_factory=list)
+    # any number of participants: every other participant's last valid allocation / latest violations
+    others_last: dict[str, np.ndarray] = field(default_factory=dict)
+    others_violations: dict[str, list[str]] = field(default_factory=dict)
+
+    def others(self) -> list[np.ndarray]:
+        """The allocations the concession rule looks at (the partner's, or every other participant's)."""
+        if self.others_last:
+            return list(self.others_last.values())
+        return [] if self.partner_last is None else [self.partner_last]
 
 
 def proportional_allocation(problem: AllocationProblem) -> np.ndarray:
@@ -308,11 +317,19 @@ class Negotiator:
         self.note = note if self.note is None else self.note + "; " + note
         self.fallbacks.append(note)
 
-    def _solve(self, partner: np.ndarray | None, lam: float) -> np.ndarray:
+    def target(self, partners: np.ndarray | list[np.ndarray]) -> np.ndarray:
+        """The CNSS vector the concession rule preserves: the partner's, or with several other
+        participants the mean of their CNSS vectors (the group's position)."""
+        if isinstance(partners, np.ndarray):
+            return need_satisfaction(self.problem, partners)
+        cs = [need_satisfaction(self.problem, y) for y in partners]
+        return cs[0] if len(cs) == 1 else np.mean(np.stack(cs), axis=0)
+
+    def _solve(self, partner: np.ndarray | list[np.ndarray] | None, lam: float) -> np.ndarray:
         steps = self.steps
-        if partner is None or lam <= 0:
+        if partner is None or lam <= 0 or (isinstance(partner, list) and not partner):
             return steps.solve()
-        target = need_satisfaction(self.problem, partner)
+        target = self.target(partner)
         total = float(target.sum())
         keep = lam * total * (1 - 1e-9) if total > 0 else None
         try:
@@ -338,8 +355,10 @@ class Negotiator:
                 return exc.partial
             return self._fallback(f"no allocation met the concession constraint ({first}; {exc})")
 
-    def propose(self, lam: float, partner: np.ndarray | None) -> np.ndarray:
-        if partner is None or lam <= 0:
+    def propose(self, lam: float, partner: np.ndarray | list[np.ndarray] | None) -> np.ndarray:
+        """Its proposal at concession level ``lam`` against ``partner`` (one allocation, or the list of
+        the other participants' allocations)."""
+        if partner is None or lam <= 0 or (isinstance(partner, list) and not partner):
             x = self.ideal()
         else:
             x = self._solve(partner, lam)
@@ -368,7 +387,7 @@ class Negotiator:
         elif s.phase == "draft" and s.own_final is not None:
             x = s.own_final
         else:
-            x = self.propose(lam, s.partner_last)
+            x = self.propose(lam, s.others())
         if s.phase != "decide" or not accept:
             self.last_valid = x
         reply: dict[str, Any] = {"allocation": allocation_to_mapping(self.problem, x),
@@ -398,6 +417,8 @@ class Negotiator:
 
     def critique(self) -> str:
         s = self.state
+        if len(s.others_last) > 1 or len(s.others_violations) > 1:
+            return self._critique_many()
         if s.partner_violations:
             return "Your last proposal was infeasible: " + "; ".join(s.partner_violations[:4]) + "."
         if s.partner_last is None:
@@ -406,6 +427,24 @@ class Negotiator:
         worst = int(np.argmin(mt["cnss"]))
         return (f"Your last proposal scores ESG {mt['esg']:.3f} and RMG {mt['rmg']:.3f}; it leaves "
                 f"{self.problem.ids[worst]} at need satisfaction {mt['cnss'][worst]:.2f}.")
+
+    def _critique_many(self) -> str:
+        s = self.state
+        parts = []
+        for name in sorted(set(s.others_violations) | set(s.others_last)):
+            bad = s.others_violations.get(name) or []
+            if bad:
+                parts.append(f"{name}'s last proposal was infeasible: " + "; ".join(bad[:2]))
+            elif name in s.others_last:
+                parts.append(f"{name}'s last valid proposal " + _critique_of(self.problem, s.others_last[name]))
+        return ". ".join(parts) + "." if parts else "No valid proposal from the others yet."
+
+
+def _critique_of(problem: AllocationProblem, x: np.ndarray) -> str:
+    mt = compute_metrics(problem, x)
+    worst = int(np.argmin(mt["cnss"]))
+    return (f"scores ESG {mt['esg']:.3f} and RMG {mt['rmg']:.3f}; it leaves {problem.ids[worst]} at need "
+            f"satisfaction {mt['cnss'][worst]:.2f}")
 
 
 def _needs_a_debate(messages: list[dict[str, str]], params: ChatParams) -> str:

@@ -4,7 +4,7 @@ Line 1 is the ``header`` (provenance: config, seed, model specs, package version
 the full cohort, so the transcript alone reproduces every metric). Then one ``turn`` per model
 call — prompt messages, raw reply, parsed proposal, violations, repair attempt, retrieved chunk
 ids, token usage, latency, and the proposal's six metrics — then ``closing`` and a ``footer``
-(status ``ok`` or ``failed`` with the error). Each line is flushed when written: a crash or a failed
+(status ``ok``, ``failed`` or ``interrupted`` with the reason). Each line is flushed when written: a crash or a failed
 model call leaves every earlier event on disk. API keys never enter a transcript (they are not in
 model specs, prompts or replies).
 """
@@ -42,6 +42,8 @@ class Turn:
     latency_s: float = 0.0
     cached: bool = False
     error: str | None = None
+    raw_chars: int | None = None  # length of the reply when ``raw`` was cut to DebateConfig.reply_chars
+    budget: dict[str, Any] | None = None  # what prompt budgeting shortened (None: the prompt fitted as built)
     type: str = "turn"
 
 
@@ -91,20 +93,39 @@ def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     return events
 
 
+FINISHED = "ok"
+
+
+def transcript_status(events: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """``(status, reason)`` from the footer: ``ok``, ``failed``, ``interrupted``, or ``unfinished`` when the
+    transcript has no footer (the process died). Only ``ok`` is a finished debate."""
+    foot = events[-1] if events and events[-1].get("type") == "footer" else None
+    if foot is None:
+        return "unfinished", "no footer: the writing process stopped before the debate ended"
+    status = str(foot.get("status"))
+    return status, foot.get("reason") or foot.get("error")
+
+
 def iter_turns(events: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     return (e for e in events if e.get("type") == "turn")
 
 
-def recompute_metrics(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def recompute_metrics(events: list[dict[str, Any]], *, finished_only: bool = True) -> list[dict[str, Any]]:
     """Re-score every recorded proposal (and the joint final) from the transcript alone.
 
     Returns one entry per scored event: ``{"event": index, "recorded": {...}, "recomputed": {...}}``.
+    A transcript whose footer is not ``ok`` is refused (:class:`InputError`) unless ``finished_only=False``.
     """
-    from fairarena.triage import compute_metrics, parse_cohort
+    from fairarena.allocation.welfare import compute_metrics
+    from fairarena.arena.domain import DOMAINS
     from fairarena.arena.parsing import validate_mapping
 
-    cohort = parse_cohort(events[0]["cohort"])
-    problem = cohort.to_problem()
+    status, reason = transcript_status(events)
+    if finished_only and status != FINISHED:
+        raise InputError("transcript", f"status {status}" + (f" ({reason})" if reason else ""),
+                         "a finished debate (footer status ok); pass finished_only=False to re-score a partial one")
+    domain = DOMAINS.get(events[0].get("domain", "triage"))
+    problem = domain.problem(domain.from_dict(events[0]["cohort"] if "cohort" in events[0] else events[0]["instance"]))
     out = []
     for k, e in enumerate(events):
         mapping = None

@@ -1,0 +1,159 @@
+"""Running one debate and assembling its result; the transcript's header and footer.
+
+The footer's ``status`` is one of
+
+* ``ok`` — the debate finished (every round, every final, the closing decision);
+* ``failed`` — it stopped on an error: a model failure after retries (the result says so, nothing is
+  raised), or a late input error or an unexpected exception (re-raised after the footer is written);
+* ``interrupted`` — Ctrl-C / SIGINT (or SIGTERM where the CLI maps it to ``KeyboardInterrupt``);
+  re-raised after the footer is written.
+
+``reason`` says why for anything but ``ok``. Readers (``recompute_metrics``, studies) treat only ``ok``
+as finished (:func:`fairarena.arena.transcript.transcript_status`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fairarena.arena.domain import TRIAGE, Domain
+from fairarena.arena.parsing import proposal_schema
+from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateFailed, check_agents
+from fairarena.arena.transcript import SCHEMA_VERSION, Closing, TranscriptWriter, Turn
+from fairarena.errors import InputError
+
+
+@dataclass
+class DebateResult:
+    status: str                                  # ok | failed | interrupted
+    rounds: list[dict[str, Any]]
+    final: dict[str, Any]
+    feasible: dict[str, bool]
+    metrics: dict[str, Any]
+    usage: dict[str, Any]
+    timing: dict[str, float]
+    error: str | None = None
+    transcript: str | None = None
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("turns")
+        return d
+
+
+def result_keys(names: list[str]) -> dict[str, str]:
+    """Participant name -> key in results: ``a``/``b`` for two participants (as before the arena took any
+    number), the names themselves otherwise."""
+    return {n: k for n, k in zip(names, ("a", "b"))} if len(names) == 2 else {n: n for n in names}
+
+
+def _usage(turns: list[Turn], name: str) -> dict[str, Any]:
+    mine = [t for t in turns if t.agent == name]
+    live = [t for t in mine if not t.cached and t.raw is not None]
+    comp = sum(int(t.usage.get("completion_tokens", 0)) for t in live)
+    lat = sum(t.latency_s for t in live)
+    return {"calls": len(mine), "cached_calls": sum(t.cached for t in mine),
+            "repair_turns": sum(1 for t in mine if t.attempt > 0),
+            "prompt_tokens": sum(int(t.usage.get("prompt_tokens", 0)) for t in live), "completion_tokens": comp,
+            "model_latency_s": round(lat, 6), "completion_tokens_per_s": round(comp / lat, 3) if lat > 0 else None,
+            "budgeted_prompts": sum(1 for t in mine if t.budget)}
+
+
+def _split_args(args: tuple[Any, ...], config: DebateConfig | None) -> tuple[list[Agent], DebateConfig]:
+    """``(agents_list[, config])`` or the two-agent form ``(a, b[, config])``."""
+    rest = list(args)
+    if rest and isinstance(rest[-1], DebateConfig):
+        if config is not None:
+            raise InputError("config", "given twice", "one DebateConfig")
+        config = rest.pop()
+    if len(rest) == 1 and isinstance(rest[0], (list, tuple)):
+        agents = list(rest[0])
+    else:
+        agents = rest
+    if not all(isinstance(a, Agent) for a in agents):
+        raise InputError("agents", [type(a).__name__ for a in agents], "Agent objects (build_agent)")
+    return agents, config or DebateConfig()
+
+
+def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, transcript: str | Path | None = None,
+               header: dict[str, Any] | None = None, domain: Domain = TRIAGE) -> DebateResult:
+    """Run one debate; write the JSONL transcript as it goes when ``transcript`` is given.
+
+    ``run_debate(cohort, [a, b, c], config)`` or the two-agent form ``run_debate(cohort, a, b, config)``.
+    Model failures (after retries) do not raise: the result has ``status="failed"`` and ``error``, and the
+    transcript keeps every event up to the failure plus a ``footer`` saying so. Ctrl-C and any other
+    exception write the footer (``interrupted`` / ``failed`` with the reason) and propagate.
+    """
+    from fairarena.provenance import run_record
+
+    agents, config = _split_args(args, config)
+    check_agents(agents)
+    t0 = time.perf_counter()
+    debate = Debate(instance, agents, config, None, domain=domain)   # validates before anything is written
+    writer = TranscriptWriter(transcript) if transcript is not None else None
+    debate.writer = writer
+    if writer is not None:
+        from dataclasses import asdict as _asdict
+        rec = run_record(_asdict(config), config.seed, schema_version=SCHEMA_VERSION, domain=domain.name,
+                         agents={a.name: {"profile": a.profile.name, "model": a.model_spec, "rag_note": a.rag_note}
+                                 for a in agents},
+                         **(header or {}))
+        writer.write({"type": "header", **rec, ("cohort" if domain is TRIAGE else "instance"): domain.to_dict(instance),
+                      "proposal_schema": proposal_schema(debate.problem)})
+    status, error, reason = "ok", None, None
+    out: dict[str, Any] | None = None
+    try:
+        out = debate.run()
+    except DebateFailed as exc:
+        status, error, reason = "failed", str(exc), str(exc)
+    except KeyboardInterrupt:
+        status, reason = "interrupted", "interrupted by the user (SIGINT/Ctrl-C)"
+        error = reason
+        raise
+    except BaseException as exc:
+        status, reason = "failed", f"{type(exc).__name__}: {exc}"
+        error = reason
+        raise
+    finally:
+        wall = time.perf_counter() - t0
+        timing = {"wall_s": round(wall, 6), "model_s": round(debate.model_time, 6),
+                  "overhead_s": round(wall - debate.model_time, 6)}
+        if writer is not None:
+            writer.write({"type": "footer", "status": status, "reason": reason, "error": error, "timing": timing})
+            writer.close()
+    names = debate.names
+    keys = result_keys(names)
+    rounds = [{"round": r["round"], **{keys[n]: r[n] for n in names if n in r}} for r in out["rounds"]] if out \
+        else _partial_rounds(debate, keys)
+    final: dict[str, Any] = {}
+    feasible: dict[str, bool] = {}
+    metrics: dict[str, Any] = {}
+    if out:
+        for name, step in out["finals"].items():
+            k = keys[name]
+            final[k] = {"allocation": step.proposal.mapping, "valid": step.proposal.valid,
+                        "violations": list(step.proposal.violations), "repairs": step.repairs,
+                        "justification": step.proposal.justification}
+            feasible[k] = step.summary()["feasible"]
+            metrics[k] = step.metrics
+        j: Closing = out["joint"]
+        final["joint"] = {"allocation": j.allocation, "rule": j.rule, "violations": j.violations, "note": j.note}
+        feasible["joint"] = j.feasible
+        metrics["joint"] = j.metrics
+    return DebateResult(status, rounds, final, feasible, metrics, {keys[n]: _usage(debate.turns, n) for n in names},
+                        timing, error, str(transcript) if transcript is not None else None,
+                        [{"name": a.name, "profile": a.profile.name, "model": a.model_spec} for a in agents],
+                        debate.turns)
+
+
+def _partial_rounds(debate: Debate, keys: dict[str, str]) -> list[dict[str, Any]]:
+    rows: dict[int, dict[str, Any]] = {}
+    for t, phase, who, step in debate.history:
+        if phase == "round":
+            rows.setdefault(t, {"round": t})[keys[who]] = step.summary()
+    return [rows[t] for t in sorted(rows)]
