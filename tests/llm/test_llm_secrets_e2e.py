@@ -21,8 +21,9 @@ def test_an_echoed_key_reaches_no_output_and_no_file(fake_server, tmp_path):
            "--json", "--out", str(out)]
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert fake_server.headers and fake_server.headers[0]["authorization"] == f"Bearer {KEY}"  # the key was used
-    assert p.returncode != 0
-    assert "HTTP 401" in p.stderr + p.stdout and "[REDACTED]" in p.stderr + p.stdout  # the echo was handled
+    said = f"exit {p.returncode}\nstdout: {p.stdout[-1500:]}\nstderr: {p.stderr[-1500:]}"
+    assert p.returncode != 0, said
+    assert "HTTP 401" in p.stderr + p.stdout and "[REDACTED]" in p.stderr + p.stdout, said  # the echo was handled
     assert KEY not in p.stdout and KEY not in p.stderr
     files = [f for f in out.rglob("*") if f.is_file()]
     assert any(f.name == "transcript.jsonl" for f in files)

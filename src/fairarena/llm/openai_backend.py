@@ -43,6 +43,7 @@ API_KEY_ENV = ("FAIRARENA_API_KEY", "OPENAI_API_KEY")
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_TIMEOUT = 120.0         # seconds without the next bytes of an answer
 DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to open the connection
+DEFAULT_TOTAL_TIMEOUT = 300.0   # seconds for one call over all retries and back-off
 DEFAULT_CONTEXT_WINDOW = 8192   # tokens, when the spec names none (Ollama's and llama.cpp's servers run smaller by default)
 _JSON_MODES = ("json_schema", "json_object", "prompt")
 

@@ -31,6 +31,8 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlencode
 
 from fairarena.errors import InputError
+from fairarena.llm import llamacpp_backend as lc  # light: llama_cpp itself is imported on first use
+from fairarena.llm import openai_backend as oa  # light: openai itself is imported on first use
 from fairarena.llm.base import ChatModel, context_window, count_tokens, max_prompt_tokens
 from fairarena.llm.options import Option, count, parse_options, seconds, tokens
 from fairarena.registry import Registry
@@ -158,10 +160,10 @@ def _parse_openai(rest: str, spec: str) -> ModelSpec:
 
 
 OPENAI_OPTIONS = {
-    "timeout": Option(seconds, "seconds to wait for the next bytes of an answer (read time-out)", 120.0),
-    "connect_timeout": Option(seconds, "seconds to open the connection", 10.0),
-    "total_timeout": Option(seconds, "seconds for one call over all retries and back-off", 300.0),
-    "context_window": Option(tokens, "the served model's context window in tokens", 8192),
+    "timeout": Option(seconds, "seconds to wait for the next bytes of an answer (read time-out)", oa.DEFAULT_TIMEOUT),
+    "connect_timeout": Option(seconds, "seconds to open the connection", oa.DEFAULT_CONNECT_TIMEOUT),
+    "total_timeout": Option(seconds, "seconds for one call over all retries and back-off", oa.DEFAULT_TOTAL_TIMEOUT),
+    "context_window": Option(tokens, "the served model's context window in tokens", oa.DEFAULT_CONTEXT_WINDOW),
 }
 
 
@@ -177,16 +179,14 @@ def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
 def _parse_llamacpp(rest: str, spec: str) -> ModelSpec:
     if not rest:
         raise InputError("model", spec, f"a model after 'llamacpp:' ({BACKENDS.entry('llamacpp').form})")
-    if not rest.lower().endswith(".gguf"):
-        from fairarena.llm.llamacpp_backend import BUNDLED_GGUF
-        if rest not in BUNDLED_GGUF:
-            raise InputError("model", spec, f"llamacpp:PATH ending in .gguf, or a bundled alias ({', '.join(BUNDLED_GGUF)})")
+    if not rest.lower().endswith(".gguf") and rest not in lc.BUNDLED_GGUF:
+        raise InputError("model", spec, f"llamacpp:PATH ending in .gguf, or a bundled alias ({', '.join(lc.BUNDLED_GGUF)})")
     return ModelSpec("llamacpp", rest)
 
 
 LLAMACPP_OPTIONS = {
     "n_ctx": Option(tokens, "context window in tokens (default: the model's trained context, at most max_n_ctx)"),
-    "max_n_ctx": Option(tokens, "cap on the automatic n_ctx", 8192),
+    "max_n_ctx": Option(tokens, "cap on the automatic n_ctx", lc.DEFAULT_MAX_N_CTX),
     "n_threads": Option(count, "CPU threads (default: all cores)"),
 }
 
