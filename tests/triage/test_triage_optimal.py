@@ -264,3 +264,14 @@ def test_cake_dp_matches_brute_force(rule):
             best = key
     _, val = solve_cake(ex, rule, grid=grid)
     assert val == pytest.approx(best[0])
+
+
+def test_later_stage_survives_a_tightly_fixed_earlier_optimum():
+    """Tight cohort 35: after the DW-ESG optimum is fixed to 1e-9, HiGHS (feasible to ~1e-7) reported the
+    ESG stage infeasible; the stages are then kept within 1e-6 and the optimum is still DW-ESG-optimal."""
+    p = sample_cohort(35, "tight").to_problem()
+    x = optimal_allocation(p, "prioritarian")
+    m = AllocationMILP(p)
+    best, _ = m.solve(m.weighted_cnss(p.disadvantage * p.survival), "max")
+    got = compute_metrics_batch(p, x[None])["dw_esg"][0]
+    assert got == pytest.approx(best, abs=1e-6)

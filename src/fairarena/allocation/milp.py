@@ -41,6 +41,7 @@ Expr = dict[int, float]
 _STATUS = {1: "iteration or time limit reached", 2: "infeasible", 3: "unbounded", 4: "numerical or other failure"}
 MIP_REL_GAP = 1e-9
 STAGE_EPS = 1e-9
+STAGE_RETRY_EPS = 1e-6  # a later stage found infeasible (solver tolerance): earlier optima kept this loosely
 
 
 class InfeasibleMILP(SolverError):
@@ -168,13 +169,15 @@ class AllocationMILP:
         value = float(-res.fun if sense == "max" else res.fun)
         return value, np.asarray(res.x)
 
-    def fix(self, objective: Expr, value: float, sense: str = "max") -> None:
-        """Keep a stage's optimum: ``objective >= value - eps`` (max) or ``<= value + eps`` (min)."""
-        eps = STAGE_EPS * max(1.0, abs(value))
+    def fix(self, objective: Expr, value: float, sense: str = "max", eps: float = STAGE_EPS) -> int:
+        """Keep a stage's optimum: ``objective >= value - e`` (max) or ``<= value + e`` (min) with
+        ``e = eps * max(1, |value|)``; returns the row's index."""
+        e = eps * max(1.0, abs(value))
         if sense == "max":
-            self.add_row(objective, lo=value - eps)
+            self.add_row(objective, lo=value - e)
         else:
-            self.add_row(objective, hi=value + eps)
+            self.add_row(objective, hi=value + e)
+        return len(self.rows) - 1
 
     def lexicographic(self, stages: list[tuple[Expr, str] | Callable[[], tuple[Expr, str]]], *,
                       fill: bool = True) -> np.ndarray:
@@ -187,11 +190,22 @@ class AllocationMILP:
         if fill and self.form == "indicator":
             stages.append((add_exprs(*((1.0, e) for e in self.frac)), "max"))
         sol = None
+        fixed: list[tuple[int, Expr, float, str]] = []
         for j, stage in enumerate(stages):
             obj, sense = stage() if callable(stage) else stage
-            value, sol = self.solve(obj, sense)
+            try:
+                value, sol = self.solve(obj, sense)
+            except InfeasibleMILP:
+                if not fixed:
+                    raise
+                # an earlier optimum was fixed tighter than the solver's feasibility tolerance
+                # (HiGHS reports optima feasible to ~1e-7): keep the earlier stages within 1e-6 instead
+                for row, o, v, sn in fixed:
+                    e = STAGE_RETRY_EPS * max(1.0, abs(v))
+                    self.rows[row] = (dict(o), v - e, np.inf) if sn == "max" else (dict(o), -np.inf, v + e)
+                value, sol = self.solve(obj, sense)
             if j < len(stages) - 1:
-                self.fix(obj, value, sense)
+                fixed.append((self.fix(obj, value, sense), obj, value, sense))
         assert sol is not None
         return self.allocation(sol)
 
