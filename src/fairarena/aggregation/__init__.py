@@ -1,0 +1,36 @@
+"""Social-choice aggregation of agents' proposals (one registry of rules, one call shape) and the axiom
+audit. See docs/aggregation.md.
+
+* :mod:`.objectives` — agents' utilities (framework metrics normalised to [0, 1] over the feasible set);
+* :mod:`.candidates` — candidate-set rules as pure batched functions on utility profiles;
+* :mod:`.feasible` — feasible-set rules as exact MILPs;
+* :mod:`.repair` — coordinate-wise mean / median repaired to feasibility;
+* :mod:`.rules` — ``RULES``, ``Profile``, ``Decision``, ``aggregate``;
+* :mod:`.io` — proposal files; :mod:`.audit` — the axiom audit.
+
+Nothing heavy is imported here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "RULES": "fairarena.aggregation.rules",
+    "Agent": "fairarena.aggregation.rules",
+    "Profile": "fairarena.aggregation.rules",
+    "Decision": "fairarena.aggregation.rules",
+    "aggregate": "fairarena.aggregation.rules",
+    "OBJECTIVES": "fairarena.aggregation.objectives",
+    "utilities": "fairarena.aggregation.objectives",
+    "repair_to_feasible": "fairarena.aggregation.repair",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(name)

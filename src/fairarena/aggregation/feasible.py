@@ -1,0 +1,163 @@
+"""Feasible-set rules: exact MILPs (HiGHS through :class:`fairarena.allocation.milp.AllocationMILP`)
+over every feasible allocation, with the agents' normalised utilities as linear expressions.
+
+Each agent ``a`` gets a variable ``u_a`` in [0, 1] bounded above by its normalised utility:
+``u_a <= sum_i coef_i CNSS_i / best_a`` for the linear objectives (ESG, DW-ESG, VWCI) and
+``u_a <= CNSS_i / best_a`` for every ``i`` for the Rawlsian one (RMG). Every rule below is increasing in
+every ``u_a``, so at an optimum each bound is tight where it matters; the decision's utilities are
+recomputed from the returned allocation anyway. Indivisible resources stay integral (the MILP's
+``x`` variables). Objectives without an exact linear form (Gini, variance) are refused with an
+:class:`InputError` naming the agent: use a candidate-set rule for them.
+
+Rules: utilitarian (max ``sum_a u_a``), leximin (max the sum of the ``k`` smallest ``u_a`` for
+``k = 1..N`` in turn, Ogryczak & Sliwinski 2006), Nash bargaining (max ``sum_a log(u_a - d_a)``, the
+log by tangent cuts refined until every agent's cut overestimates its log by at most ``tol``),
+Kalai-Smorodinsky (max ``lambda`` with ``u_a - d_a >= lambda (1 - d_a)``, ideal point 1 under the
+normalisation, then max ``sum_a u_a``), maxmin over groups (max the smallest mean utility of a group,
+then ``sum_a u_a``). After the last stage the indicator-CNSS MILPs serve needs as fully as capacity
+allows (the triage solvers' fill stage).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from fairarena.aggregation.objectives import OBJECTIVES, milp_scale
+from fairarena.allocation.milp import AllocationMILP, Expr, add_exprs
+from fairarena.allocation.problem import AllocationProblem
+from fairarena.errors import InputError
+
+__all__ = ["FeasibleModel", "NASH_TOL", "solve_feasible"]
+
+NASH_TOL = 1e-4
+"""Outer-approximation tolerance of the Nash log: at the returned optimum every agent's tangent cut
+overestimates ``log(u_a - d_a)`` by at most this (so the Nash objective is within ``N * NASH_TOL``)."""
+NASH_MAX_ITER = 60
+NASH_FLOOR = 1e-6
+
+
+class FeasibleModel:
+    """An :class:`AllocationMILP` with one utility variable per agent."""
+
+    def __init__(self, problem: AllocationProblem, objectives: Sequence[str], names: Sequence[str],
+                 time_limit: float | None = None) -> None:
+        for a, nm in enumerate(objectives):
+            if not OBJECTIVES.get(nm).milp:
+                raise InputError(f"agents[{a}].objective", nm,
+                                 "an objective with an exact linear form for the feasible-set rules ("
+                                 + ", ".join(OBJECTIVES.names(where=lambda e: bool(e.obj.milp)))
+                                 + "); use a candidate-set rule for this one")
+        self.problem = problem
+        self.m = AllocationMILP(problem, time_limit=time_limit)
+        self.u: list[int] = []
+        for nm in objectives:
+            obj = OBJECTIVES.get(nm)
+            scale = milp_scale(problem, nm)
+            u = self.m.add_var(0.0, 1.0)
+            self.u.append(u)
+            if scale == 0.0:  # indifferent agent: utility 1 everywhere
+                self.m.add_row({u: 1.0}, lo=1.0)
+                continue
+            if obj.milp == "linear":
+                coef = {"esg": problem.survival, "dw_esg": problem.disadvantage * problem.survival,
+                        "vwci": problem.vulnerability}[obj.metric]
+                expr = self.m.weighted_cnss(np.asarray(coef) * scale)
+                self.m.add_row(add_exprs((1.0, expr), (-1.0, {u: 1.0})), lo=0.0)
+            else:  # min CNSS
+                for c in self.m.cnss:
+                    self.m.add_row(add_exprs((scale, c), (-1.0, {u: 1.0})), lo=0.0)
+
+    def total(self, weights: Sequence[float] | None = None) -> Expr:
+        w = [1.0] * len(self.u) if weights is None else list(weights)
+        return {u: float(wi) for u, wi in zip(self.u, w)}
+
+    def sum_smallest(self, exprs: list[Expr], k: int) -> Expr:
+        """Sum of the ``k`` smallest of ``exprs`` (at a maximisation optimum; LP dual form)."""
+        t = self.m.add_var(-np.inf, np.inf)
+        ds = [self.m.add_var(0.0, np.inf) for _ in exprs]
+        for d, e in zip(ds, exprs):
+            self.m.add_row(add_exprs((1.0, {d: 1.0, t: -1.0}), (1.0, e)), lo=0.0)
+        return add_exprs((float(k), {t: 1.0}), *((-1.0, {d: 1.0}) for d in ds))
+
+
+def _groups(names: Sequence[str], groups: Sequence[str] | None) -> dict[str, list[int]]:
+    if not groups:
+        return {nm: [a] for a, nm in enumerate(names)}
+    out: dict[str, list[int]] = {}
+    for a, g in enumerate(groups):
+        out.setdefault(str(g), []).append(a)
+    return out
+
+
+def solve_feasible(rule: str, problem: AllocationProblem, objectives: Sequence[str], names: Sequence[str], *,
+                   groups: Sequence[str] | None = None, disagreement: Sequence[float] | None = None,
+                   weights: Sequence[float] | None = None, tol: float = NASH_TOL,
+                   time_limit: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """The allocation of feasible-set rule ``rule`` and a note dict (see module doc)."""
+    fm = FeasibleModel(problem, objectives, names, time_limit)
+    m = fm.m
+    n_agents = len(fm.u)
+    uexpr = [{u: 1.0} for u in fm.u]
+    info: dict[str, Any] = {}
+    if rule == "utilitarian":
+        return m.lexicographic([(fm.total(weights), "max")]), info
+    if rule == "leximin":
+        stages: list[Any] = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(1, n_agents)]
+        stages.append((fm.total(), "max"))
+        return m.lexicographic(stages), info
+    d = np.zeros(n_agents) if disagreement is None else np.asarray(disagreement, dtype=float)
+    if rule == "ks":
+        lam = m.add_var(-np.inf, np.inf)
+        for a, u in enumerate(fm.u):
+            m.add_row({u: 1.0, lam: -(1.0 - d[a])}, lo=float(d[a]))
+        return m.lexicographic([({lam: 1.0}, "max"), (fm.total(), "max")]), info
+    if rule == "groups":
+        gs = _groups(names, groups)
+        gexprs = [{fm.u[a]: 1.0 / len(idx) for a in idx} for idx in gs.values()]
+        info["groups"] = {g: [names[a] for a in idx] for g, idx in gs.items()}
+        return m.lexicographic([lambda: (fm.sum_smallest(gexprs, 1), "max"), (fm.total(), "max")]), info
+    if rule == "nash":
+        return _nash(fm, d, tol, info)
+    raise InputError("rule", rule, "a feasible-set rule")
+
+
+def _nash(fm: FeasibleModel, d: np.ndarray, tol: float, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
+    m = fm.m
+    ts: list[int] = []
+    live = [a for a in range(len(fm.u)) if d[a] < 1.0 - 1e-12]
+    info["dropped"] = [a for a in range(len(fm.u)) if a not in live]  # disagreement at the ideal
+
+    def cut(a: int, t: int, at: float) -> None:  # t <= log(at) + (u - d - at) / at
+        m.add_row({t: 1.0, fm.u[a]: -1.0 / at}, hi=math.log(at) - 1.0 - d[a] / at)
+
+    for a in live:
+        m.add_row({fm.u[a]: 1.0}, lo=float(d[a]))
+        t = m.add_var(-np.inf, np.inf)
+        ts.append(t)
+        for at in (NASH_FLOOR, 1e-3, 1e-2, 0.1, 0.3, 0.6, 1.0):
+            cut(a, t, at)
+    obj: Expr = {t: 1.0 for t in ts}
+    gap = np.inf
+    for it in range(1, NASH_MAX_ITER + 1):
+        value, sol = m.solve(obj, "max")
+        gaps = []
+        for a, t in zip(live, ts):
+            s = max(float(sol[fm.u[a]]) - d[a], NASH_FLOOR)
+            gaps.append(float(sol[t]) - math.log(s))
+        gap = max(gaps, default=0.0)
+        if gap <= tol:
+            break
+        for (a, t), g in zip(zip(live, ts), gaps):
+            if g > tol:
+                cut(a, t, max(float(sol[fm.u[a]]) - d[a], NASH_FLOOR))
+    info.update(iterations=it, gap=gap, tol=tol)
+    if gap > tol:
+        from fairarena.errors import SolverError
+
+        raise SolverError(f"Nash bargaining: outer approximation not within {tol} after {it} refinements")
+    for a in live:  # keep every agent at least as well off, then a Pareto refinement (max sum u)
+        m.add_row({fm.u[a]: 1.0}, lo=float(sol[fm.u[a]]) - 1e-9)
+    return m.lexicographic([(fm.total(), "max")]), info
