@@ -19,7 +19,10 @@ It plays a profile without any language model, in milliseconds, reproducibly:
   and the negotiator's own welfare never rises: a monotonic concession. The constraint is linear
   (``z_i <= CNSS_i(x)``, ``0 <= z_i <= CNSS_i(y)``), so every step is one exact MILP (HiGHS).
 * **Own welfare** per profile: utilitarian ESG; prioritarian DW-ESG; care VWCI; Rawlsian
-  min CNSS (then ESG); egalitarian the sum of pairwise CNSS gaps (minimised, then mean CNSS);
+  min CNSS (then ESG); egalitarian the spread of CNSS, ``max_i CNSS_i - min_i CNSS_i`` (minimised, then
+  mean CNSS, then ESG). The alternative ``egalitarian="pairwise"`` minimises the sum of pairwise CNSS
+  gaps (the Gini numerator) instead: on the cohorts checked both reach the same Gini of CNSS, and the
+  pairwise form costs about 3x more time (n(n-1)/2 gap variables on top of the indicator binaries);
   libertarian and baseline: preservation of their own opening (entitlements / proportional shares);
   adversarial: signed bias-weighted CNSS (patients the bias targets weigh negatively, so its opening gives
   them nothing; it concedes 0.7 instead of 0.9 — both documented in the research file). Ties are broken
@@ -37,14 +40,16 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fairarena.allocation.optimal import MIP_REL_GAP, STAGE_EPS, AllocationMILP
+from fairarena.allocation.milp import MIP_REL_GAP, STAGE_EPS, AllocationMILP, add_exprs
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping, check_feasibility
 from fairarena.allocation.welfare import compute_metrics, need_satisfaction
 from fairarena.arena.profiles import Profile
+from fairarena.errors import InputError
 from fairarena.llm.base import ChatParams
 from fairarena.llm.scripted import register_script
 
 CONCESSION = 0.9
+EGALITARIAN_FORMS = ("range", "pairwise")  # the egalitarian negotiator's own welfare (module docstring)
 RETRY_EPS = 1e-6   # stage-keeping tolerance of the one retry after HiGHS declares a stage infeasible
 
 
@@ -92,15 +97,6 @@ def proportional_allocation(problem: AllocationProblem) -> np.ndarray:
     return x
 
 
-def _lin(*terms: tuple[float, dict[int, float]]) -> dict[int, float]:
-    """``sum scale * expr`` of sparse linear expressions ``{variable: coefficient}``."""
-    out: dict[int, float] = {}
-    for scale, e in terms:
-        for k, v in e.items():
-            out[k] = out.get(k, 0.0) + scale * v
-    return out
-
-
 class StepSolveFailed(Exception):
     """A stage of the negotiator's MILP had no optimal solution (infeasible or a solver failure)."""
 
@@ -133,10 +129,14 @@ class CompiledSteps:
         if concession:
             self.z = [m.add_var(0.0, 0.0) for _ in range(problem.n)]
             for c, z in zip(m.cnss, self.z):
-                m.add_row(_lin((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
+                m.add_row(add_exprs((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
             self.keep_row = len(m.rows)
             m.add_row({z: 1.0 for z in self.z})
-        stage_list = stages(m)
+        stage_list = list(stages(m))
+        if getattr(m, "form", "fractional") == "indicator":
+            # as AllocationMILP.lexicographic(fill=True): needs that count are then served as fully as
+            # capacity allows (a canonical amount instead of any point between the minimum and the need)
+            stage_list.append((add_exprs(*((1.0, e) for e in m.frac)), "max"))
         self.n_struct = len(m.rows)
         for expr, _ in stage_list[:-1]:   # the fix rows, switched on stage by stage
             m.add_row(expr)
@@ -226,7 +226,10 @@ class Negotiator:
     """
 
     def __init__(self, problem: AllocationProblem, profile: Profile, *, cohort: Any = None,
-                 concession: float | None = None) -> None:
+                 concession: float | None = None, egalitarian: str = "range") -> None:
+        if egalitarian not in EGALITARIAN_FORMS:
+            raise InputError("egalitarian", egalitarian, f"one of {', '.join(EGALITARIAN_FORMS)}")
+        self.egalitarian = egalitarian
         self.problem = problem
         self.profile = profile
         self.state = NegotiationState()
@@ -274,15 +277,22 @@ class Negotiator:
         if fw == "rawlsian":
             return [(m.min_cnss(), "max"), esg]
         if fw == "egalitarian":
-            gaps: list[tuple[float, dict[int, float]]] = []
-            for i in range(p.n):
-                for j in range(i + 1, p.n):
-                    d = m.add_var(0.0, np.inf)
-                    diff = _lin((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
-                    m.add_row(_lin((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
-                    m.add_row(_lin((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
-                    gaps.append((1.0, {d: 1.0}))
-            return [(_lin(*gaps), "min"), (m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max"), esg]
+            mean = (m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max")
+            if self.egalitarian == "pairwise":
+                gaps: list[tuple[float, dict[int, float]]] = []
+                for i in range(p.n):
+                    for j in range(i + 1, p.n):
+                        d = m.add_var(0.0, np.inf)
+                        diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
+                        m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
+                        m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
+                        gaps.append((1.0, {d: 1.0}))
+                return [(add_exprs(*gaps), "min"), mean, esg]
+            top, bottom = m.add_var(-np.inf, np.inf), m.add_var(-np.inf, np.inf)
+            for c in m.cnss:
+                m.add_row(add_exprs((1.0, {top: 1.0}), (-1.0, c)), lo=0.0)
+                m.add_row(add_exprs((1.0, c), (-1.0, {bottom: 1.0})), lo=0.0)
+            return [({top: 1.0, bottom: -1.0}, "min"), mean, esg]
         # libertarian and baseline: keep as much of the opening as possible
         return [(self._preserve(m, need_satisfaction(p, self.ideal())), "max"), esg]
 
@@ -291,9 +301,9 @@ class Negotiator:
         zs = []
         for i, c in enumerate(m.cnss):
             z = m.add_var(0.0, float(target[i]))
-            m.add_row(_lin((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
+            m.add_row(add_exprs((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
             zs.append((1.0, {z: 1.0}))
-        return _lin(*zs)
+        return add_exprs(*zs)
 
     @property
     def steps(self) -> CompiledSteps:
