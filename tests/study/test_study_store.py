@@ -177,7 +177,7 @@ def test_unreadable_record_counts_as_not_finished_and_is_redone(tmp_path):
 def test_comparison_records_pair_by_cohort(tmp_path):
     from fairarena.experiments.study_store import comparison_records
 
-    cfg = tiny_design(closing=["joint-draft", "mean-repair"])
+    cfg = tiny_design(cohorts=1, closing=["joint-draft", "mean-repair"])
     root = tmp_path / "st"
     _run(cfg, root)
     recs = comparison_records(root)
@@ -185,8 +185,27 @@ def test_comparison_records_pair_by_cohort(tmp_path):
     assert len(recs) == cfg.cohorts * len(cfg.agent_a) * len(cfg.opponents)
     assert len({(r["cohort"], r["framework"], r["opponent"]) for r in recs}) == len(recs)
     rows = {r["key"]: r for r in load_results(root)}
-    t = next(t for t in expand(cfg) if t.closing == "mean-repair" and t.cohort == 1 and t.agent_b == "adversarial")
+    t = next(t for t in expand(cfg) if t.closing == "mean-repair" and t.cohort == 0 and t.agent_b == "adversarial")
     alt = comparison_records(root, closing="mean-repair")
-    r = next(x for x in alt if x["cohort"] == 1 and x["framework"] == t.framework and x["opponent"] == "adversarial")
+    r = next(x for x in alt if x["cohort"] == 0 and x["framework"] == t.framework and x["opponent"] == "adversarial")
     assert r["joint"]["esg"] == rows[t.key]["metrics"]["joint"]["esg"]
     assert r["a"]["esg"] == rows[t.key]["metrics"]["a"]["esg"] and set(r["a"]) >= {"esg", "rmg", "gini"}
+
+
+def test_resume_with_nothing_to_do_repairs_a_stale_table(tmp_path):
+    cfg = tiny_design()
+    root = tmp_path / "st"
+    _run(cfg, root)
+    good = (root / "results.jsonl").read_text()
+    lines = good.splitlines(keepends=True)
+    (root / "results.jsonl").write_text("".join(lines[:3]))               # killed before the rebuild
+    assert _run(cfg, root).ran == 0
+    assert (root / "results.jsonl").read_text() == good
+    stale = json.loads(lines[0])
+    stale["status"] = "failed"
+    (root / "results.jsonl").write_text(json.dumps(stale) + "\n" + "".join(lines[1:]))  # a retried debate
+    assert _run(cfg, root).ran == 0
+    assert (root / "results.jsonl").read_text() == good
+    stamp = os.stat(root / "results.jsonl").st_mtime_ns
+    _run(cfg, root)
+    assert os.stat(root / "results.jsonl").st_mtime_ns == stamp           # current: not rewritten

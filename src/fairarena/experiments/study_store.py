@@ -136,6 +136,22 @@ def load_results(root: str | Path) -> list[dict[str, Any]]:
     return rebuild_results(root)
 
 
+def _results_current(root: Path, status: dict[str, str]) -> bool:
+    """Does ``results.jsonl`` hold exactly the debates of ``status`` (key -> status), one line each?"""
+    p = root / RESULTS
+    if not p.is_file():
+        return False
+    seen: dict[str, str] = {}
+    n = 0
+    with open(p, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                r = json.loads(line)
+                seen[r["key"]] = r["status"]
+                n += 1
+    return n == len(status) and seen == status
+
+
 def _same_status(root: Path, row: dict[str, Any]) -> bool:
     # a failed debate that was retried since results.jsonl was written has a new record
     rec = read_record(root, row["key"])
@@ -569,8 +585,13 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
                 failed_now.append({"key": task.key, "error": str(rec.get("error"))})
             if progress:
                 progress(done, len(failed_now), min(workers, len(todo) - done), len(todo))
-        after, _ = _status_of(root, tasks)
-        rebuild_results(root, tasks)
+        if todo:
+            after, _ = _status_of(root, tasks)
+            rebuild_results(root, tasks)
+        else:   # nothing ran (a resume of a finished study): the table only if a killed run left it stale
+            after = before
+            if not _results_current(root, status):
+                rebuild_results(root, tasks)
         summary = RunSummary(len(tasks), len(tasks) - len(todo), len(todo), after.ok, after.failed, after.pending,
                              failed_now, round(time.perf_counter() - t_start, 3), backend, workers, str(root))
         rec = run_record(None, None, command="study run", summary={k: v for k, v in summary.to_dict().items()
