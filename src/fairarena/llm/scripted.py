@@ -2,8 +2,9 @@
 
 It needs nothing installed and is deterministic when the callable is. The arena registers its
 deterministic negotiator here (``register_script("negotiator", fn)``), tests register small
-scripts; :data:`SCRIPTS` (a :class:`~fairarena.registry.Registry`) holds them all. A script receives the validated messages and a :class:`ChatParams` and returns the reply
-text (a ``dict``/``list`` is serialised to JSON).
+scripts; :data:`SCRIPTS` (a :class:`~fairarena.registry.Registry`) holds them all. A script
+receives the validated messages and a :class:`ChatParams` and returns the reply text (a
+``dict``/``list`` is serialised to JSON).
 """
 
 from __future__ import annotations

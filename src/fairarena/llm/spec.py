@@ -169,7 +169,8 @@ OPENAI_OPTIONS = {
 
 @register_backend("openai", description="any OpenAI-compatible endpoint via the official client", extra="llm",
                   parse=_parse_openai, options=OPENAI_OPTIONS,
-                  form="openai:MODEL[@http(s)://HOST:PORT/v1][?timeout=S&connect_timeout=S&total_timeout=S&context_window=N]")
+                  form="openai:MODEL[@http(s)://HOST:PORT/v1]"
+                       "[?timeout=S&connect_timeout=S&total_timeout=S&context_window=N]")
 def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.openai_backend import OpenAIChatModel
     return OpenAIChatModel(spec.model, spec.base_url, timeout=opts["timeout"], connect_timeout=opts["connect_timeout"],
@@ -228,7 +229,8 @@ def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None =
 
     ``backend_opts`` are the backend's options (e.g. ``timeout=30``, ``connect_timeout=5``,
     ``total_timeout=120``, ``context_window=8192`` for ``openai``; ``n_ctx=2048`` for ``llamacpp``);
-    options written in the spec win. ``offline=True`` (needs ``cache``) replays from the cache only and never builds a connection.
+    options written in the spec win. ``offline=True`` (needs ``cache``) replays from the cache only and
+    never builds a connection.
     The returned object has ``.find(UsageMeter).totals`` for accounting.
     """
     from fairarena.llm.wrappers import BudgetedModel, CachedModel, RetryingModel, UsageMeter
