@@ -89,9 +89,9 @@ def run_cmd(
 def _print_summary(s: dict[str, Any]) -> None:
     console.print(f"study {s['out']}: {s['ok']} ok, {s['failed']} failed, {s['pending']} pending of {s['total']} "
                   f"(this run: {s['ran']} debates, {s['skipped']} already done; {s['seconds']:.1f} s, "
-                  f"{s['backend']} x{s['workers']})", highlight=False)
+                  f"{s['backend']} x{s['workers']})", highlight=False, soft_wrap=True)
     for f in s["failed_now"][:10]:
-        console.print(f"  [red]failed[/] {f['key']}: {f['error']}", highlight=False)
+        console.print(f"  [red]failed[/] {f['key']}: {f['error']}", highlight=False, soft_wrap=True)
     if len(s["failed_now"]) > 10:
         console.print(f"  ... and {len(s['failed_now']) - 10} more (see results.jsonl)")
     if s["failed"]:
@@ -112,7 +112,8 @@ def status_cmd(
         emit_json(st)
         return
     console.print(f"{out}: {st['total']} debates: {st['ok']} ok, {st['failed']} failed, {st['pending']} pending"
-                  + (f" ({st['stale']} records of another design)" if st["stale"] else ""), highlight=False)
+                  + (f" ({st['stale']} records of another design)" if st["stale"] else ""), highlight=False,
+                  soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,37 @@
+"""The study commands as a user runs them: exit codes, --json output, status counts, the failure summary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fairarena.experiments.study import expand, to_toml
+
+from .conftest import tiny_design
+
+CLI = [sys.executable, "-m", "fairarena.cli", "study"]
+
+
+def test_run_json_status_and_exit_1_on_failures(tmp_path):
+    pytest.importorskip("openai")
+    cfg = tiny_design(cohorts=1, model_b="openai:m@http://127.0.0.1:9/v1", rag="off")
+    study = tmp_path / "s.toml"
+    study.write_text(to_toml(cfg))
+    r = subprocess.run([*CLI, "run", str(study), "--out", str(tmp_path / "st"), "--json"], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 1, r.stderr
+    s = json.loads(r.stdout)
+    n = len(expand(cfg))
+    assert (s["total"], s["ok"], s["failed"], s["ran"]) == (n, 0, n, n)
+    assert all("127.0.0.1:9" in f["error"] for f in s["failed_now"])
+    st = subprocess.run([*CLI, "status", str(tmp_path / "st"), "--json"], capture_output=True, text=True, timeout=300)
+    assert st.returncode == 0
+    assert {k: v for k, v in json.loads(st.stdout).items() if k != "failed_keys"} == \
+        {"total": n, "ok": 0, "failed": n, "pending": 0, "stale": 0}
+    # human output: a summary line and the hint, on stdout; still exit 1
+    h = subprocess.run([*CLI, "run", str(study), "--out", str(tmp_path / "st")], capture_output=True, text=True,
+                       timeout=300)
+    assert h.returncode == 1 and f"0 ok, {n} failed" in h.stdout and "--retry-failed" in h.stdout
