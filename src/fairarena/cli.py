@@ -34,6 +34,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "debate": ("fairarena.arena.cli", "Two agents negotiate a triage allocation over rounds; prints each round's "
                "metrics and the joint final."),
     "study": ("fairarena.experiments.study_cli", "The triage-debate study: design (TOML), run/resume, status."),
+    "aggregate": ("fairarena.aggregation.cli",
+                  "Social-choice aggregation of agents' proposals: rules, run, axiom audit."),
+    "evaluate": ("fairarena.aggregation.cli",
+                 "Stakeholder-centric evaluation of a collective decision for the agents that shaped it."),
 }
 
 # Modules that contribute commands (derived from COMMANDS, in order).

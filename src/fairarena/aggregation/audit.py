@@ -1,0 +1,232 @@
+"""The axiom audit: every candidate-set rule checked on random utility profiles (a few agents, a few
+candidates, utilities on a 0.01 grid), batched per profile size. For each rule x axiom: the number of
+profiles checked, the number violating, their share, and a minimal witness (the violating profile with
+the fewest agents x candidates, then the first found) written as a utility-profile file that
+``fairarena aggregate run --proposals W.json --rule R`` accepts.
+
+Axioms (a rule's decision is a lottery; a deterministic rule's lottery is uniform over its tied winners):
+
+* ``pareto``: no probability on a candidate Pareto-dominated by another candidate (ex post);
+* ``anonymity``: permuting the agents leaves the lottery unchanged;
+* ``neutrality``: permuting the candidates permutes the lottery;
+* ``iia``: removing a candidate with probability 0 leaves the others' probabilities unchanged;
+* ``non_dictatorship``: no agent whose favourite is chosen in every profile (the cell's share is the
+  largest share of profiles in which one agent's unique favourite is chosen outright);
+* ``monotonicity``: raising a chosen candidate in one agent's utilities (to that agent's top) does not
+  lower its probability;
+* ``condorcet``: a Condorcet winner (beats every other candidate by pairwise majority) is chosen with
+  probability 1;
+* ``rescaling``: multiplying one agent's utilities by a positive constant leaves the lottery unchanged;
+* ``manipulation``: no agent gains expected (true) utility by reporting a permutation of its utilities
+  or a 0/1 vector with 1 on one candidate (3 agents x 3 candidates).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import Any, Callable
+
+import numpy as np
+
+from fairarena.aggregation import candidates as C
+from fairarena.aggregation.rules import RULES
+from fairarena.errors import InputError
+
+__all__ = ["AXIOMS", "SIZES", "audit", "audit_rules", "write_witnesses", "check_axiom"]
+
+AXIOMS: dict[str, str] = {
+    "pareto": "Pareto efficiency (ex post)",
+    "anonymity": "anonymity (permute agents)",
+    "neutrality": "neutrality (permute candidates)",
+    "iia": "independence of irrelevant alternatives (remove a candidate with probability 0)",
+    "non_dictatorship": "non-dictatorship (share: the most any one agent's favourite is chosen)",
+    "monotonicity": "monotonicity (raise the chosen candidate in one agent's utilities)",
+    "condorcet": "Condorcet consistency",
+    "rescaling": "invariance to rescaling one agent's utilities",
+    "manipulation": "strategy-proofness (no profitable misreport; 3 agents x 3 candidates)",
+}
+SIZES: tuple[tuple[int, int], ...] = ((3, 3), (3, 4), (4, 3), (4, 4), (5, 4))
+ATOL = 1e-7
+
+Fn = Callable[[np.ndarray], np.ndarray]
+
+
+def audit_rules(rule: str) -> list[str]:
+    """The candidate-set rules to audit (``all`` or one name; feasible-set rules are not audited)."""
+    names = list(RULES.names(kind="candidates"))
+    if rule == "all":
+        return names
+    RULES.check(rule)
+    if rule not in names:
+        raise InputError("--rule", rule, f"a candidate-set rule ({', '.join(names)}) or all")
+    return [rule]
+
+
+def _fn(rule: str) -> Fn:
+    return RULES.entry(rule).batched
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.abs(a - b).max(axis=-1) <= ATOL
+
+
+def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list[Any]]:
+    """Boolean violations ``(B,)`` of ``axiom`` for rule ``fn`` on profiles ``U (B, N, K)`` and a
+    per-profile detail (what was changed) for the witnesses."""
+    B, N, K = U.shape
+    P = fn(U)
+    details: list[Any] = [None] * B
+    if axiom == "pareto":
+        ge = (U[:, :, :, None] >= U[:, :, None, :]).all(axis=1)     # (B, a, b): a >= b for everyone
+        gt = (U[:, :, :, None] > U[:, :, None, :]).any(axis=1)
+        dominated = (ge & gt).any(axis=1)                             # (B, b): some a dominates b
+        bad = ((P > ATOL) & dominated).any(axis=1)
+        return bad, [{"dominated_chosen": [int(k) for k in np.flatnonzero((P[b] > ATOL) & dominated[b])]}
+                     for b in range(B)]
+    if axiom == "anonymity":
+        perm = rng.permutation(N)
+        while N > 1 and np.all(perm == np.arange(N)):
+            perm = rng.permutation(N)
+        bad = ~_same(fn(U[:, perm]), P)
+        return bad, [{"agent_order": perm.tolist()}] * B
+    if axiom == "neutrality":
+        perm = rng.permutation(K)
+        while np.all(perm == np.arange(K)):
+            perm = rng.permutation(K)
+        bad = ~_same(fn(U[:, :, perm]), P[:, perm])
+        return bad, [{"candidate_order": perm.tolist()}] * B
+    if axiom == "iia":
+        bad = np.zeros(B, dtype=bool)
+        for k in range(K):
+            idx = np.flatnonzero((P[:, k] <= ATOL) & ~bad)
+            if idx.size == 0:
+                continue
+            keep = [j for j in range(K) if j != k]
+            Q = fn(U[idx][:, :, keep])
+            v = ~_same(Q, P[idx][:, keep])
+            bad[idx[v]] = True
+            for b in idx[v]:
+                details[b] = {"removed_candidate": k}
+        return bad, details
+    if axiom == "non_dictatorship":
+        fav = C.favourites(U)
+        unique = fav.sum(axis=2) == 1
+        chosen = (P > 1 - ATOL)
+        hit = (fav & chosen[:, None, :]).any(axis=2) & unique      # (B, N)
+        return hit, [None] * B                                     # evaluated as a share per agent
+    if axiom == "monotonicity":
+        w = P.argmax(axis=1)
+        i = rng.integers(0, N, size=B)
+        V = U.copy()
+        top = V[np.arange(B), i].max(axis=1)
+        V[np.arange(B), i, w] = np.maximum(V[np.arange(B), i, w], top + 0.05)
+        Q = fn(V)
+        bad = Q[np.arange(B), w] < P[np.arange(B), w] - ATOL
+        return bad, [{"agent": int(i[b]), "raised_candidate": int(w[b]),
+                      "to": float(V[b, i[b], w[b]])} for b in range(B)]
+    if axiom == "condorcet":
+        M = C.margins(U)
+        idx = np.arange(K)
+        M[:, idx, idx] = 1.0
+        cw = (M > 0).all(axis=2)                                   # (B, K)
+        has = cw.any(axis=1)
+        c = cw.argmax(axis=1)
+        bad = has & (P[np.arange(B), c] < 1 - ATOL)
+        return bad, [{"condorcet_winner": int(c[b])} for b in range(B)]
+    if axiom == "rescaling":
+        i = rng.integers(0, N, size=B)
+        V = U.copy()
+        V[np.arange(B), i] *= 0.25
+        bad = ~_same(fn(V), P)
+        return bad, [{"agent": int(i[b]), "factor": 0.25} for b in range(B)]
+    if axiom == "manipulation":
+        true_u = np.einsum("bnk,bk->bn", U, P)
+        bad = np.zeros(B, dtype=bool)
+        reports = [list(p) for p in itertools.permutations(range(K)) if list(p) != list(range(K))]
+        for a in range(N):
+            for rep in [*reports, *(("unit", k) for k in range(K))]:
+                V = U.copy()
+                if isinstance(rep, tuple):
+                    V[:, a] = 0.0
+                    V[:, a, rep[1]] = 1.0
+                else:
+                    V[:, a] = U[:, a][:, rep]
+                Q = fn(V)
+                gain = np.einsum("bk,bk->b", U[:, a], Q) > true_u[:, a] + ATOL
+                new = gain & ~bad
+                for b in np.flatnonzero(new):
+                    details[b] = {"agent": a, "misreport": [float(v) for v in V[b, a]]}
+                bad |= gain
+        return bad, details
+    raise InputError("axiom", axiom, f"one of {', '.join(AXIOMS)}")
+
+
+def _profiles(profiles: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    per = [profiles // len(SIZES) + (1 if j < profiles % len(SIZES) else 0) for j in range(len(SIZES))]
+    return [rng.integers(0, 101, size=(b, n, k)) / 100.0 for b, (n, k) in zip(per, SIZES)]
+
+
+def audit(rules: list[str] | None = None, *, profiles: int = 500, seed: int = 0) -> dict[str, Any]:
+    """The rules x axioms table and minimal witnesses (module doc). Deterministic for a seed."""
+    rules = list(RULES.names(kind="candidates")) if rules is None else rules
+    stacks = _profiles(profiles, seed)
+    small = np.random.default_rng(seed + 1).integers(0, 101, size=(profiles, 3, 3)) / 100.0
+    table: dict[str, dict[str, Any]] = {}
+    witnesses: list[dict[str, Any]] = []
+    for r in rules:
+        fn = _fn(r)
+        table[r] = {}
+        for ax in AXIOMS:
+            rng = np.random.default_rng([seed, list(AXIOMS).index(ax)])
+            groups = [small] if ax == "manipulation" else stacks
+            nviol, nchk, best = 0, 0, None
+            hits_total = None
+            for U in groups:
+                if U.shape[0] == 0:
+                    continue
+                bad, det = check_axiom(fn, ax, U, rng)
+                if ax == "non_dictatorship":
+                    # per agent index: profiles where its unique favourite was chosen outright
+                    hits = bad.sum(axis=0)
+                    hits_total = hits if hits_total is None else (
+                        np.pad(hits_total, (0, max(0, hits.size - hits_total.size)))[:max(hits.size, hits_total.size)]
+                        + np.pad(hits, (0, max(0, hits_total.size - hits.size))))
+                    nchk += U.shape[0]
+                    continue
+                nchk += U.shape[0]
+                nviol += int(bad.sum())
+                if bad.any() and best is None:  # groups are ordered by size: the first hit is minimal
+                    b = int(np.flatnonzero(bad)[0])
+                    best = (U[b], det[b])
+            if ax == "non_dictatorship":
+                share = float(hits_total.max() / nchk) if hits_total is not None else 0.0
+                table[r][ax] = {"checked": nchk, "violations": int(share >= 1.0), "share": share}
+                continue
+            table[r][ax] = {"checked": nchk, "violations": nviol, "share": nviol / nchk if nchk else 0.0}
+            if best is not None:
+                U0, det0 = best
+                witnesses.append({"rule": r, "axiom": ax, "detail": det0, "profile": _witness_profile(U0)})
+    return {"profiles": profiles, "seed": seed, "sizes": [list(s) for s in SIZES], "axioms": AXIOMS,
+            "table": table, "witnesses": witnesses}
+
+
+def _witness_profile(U: np.ndarray) -> dict[str, Any]:
+    N, K = U.shape
+    return {"candidates": [f"c{k}" for k in range(K)],
+            "agents": [{"name": f"a{i}", "utilities": [round(float(v), 6) for v in U[i]]} for i in range(N)]}
+
+
+def write_witnesses(result: dict[str, Any], folder: str | os.PathLike[str]) -> list[str]:
+    """One file per violation, ``RULE__AXIOM.json`` (a utility profile with an ``audit`` key)."""
+    from fairarena.fsutil import atomic_write_json
+
+    os.makedirs(folder, exist_ok=True)
+    out = []
+    for w in result["witnesses"]:
+        path = os.path.join(folder, f"{w['rule']}__{w['axiom']}.json")
+        atomic_write_json(path, {**w["profile"], "audit": {"rule": w["rule"], "axiom": w["axiom"],
+                                                           "detail": w["detail"]}})
+        out.append(path)
+    return out

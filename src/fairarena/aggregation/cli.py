@@ -1,0 +1,199 @@
+"""``fairarena aggregate ...`` (rules, run, audit) and ``fairarena evaluate``. Each command parses,
+calls one library function and renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from fairarena.cli_common import check_seed, cli_errors, console, emit_json
+
+aggregate_app = typer.Typer(name="aggregate", help="Social-choice aggregation of agents' proposals: rules, run, "
+                            "axiom audit.", no_args_is_help=True)
+
+
+def _problem(path: Optional[Path]) -> Any:
+    if path is None:
+        return None
+    from fairarena.triage.cohort import load_cohort
+
+    return load_cohort(path).to_problem()
+
+
+@aggregate_app.command("rules")
+@cli_errors
+def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the registered aggregation rules."""
+    from fairarena.aggregation.rules import RULES
+
+    rows = [{"name": e.name, "kind": e.kind, "family": e.family, "title": e.title, "description": e.description,
+             "citation": e.citation} for e in RULES.entries()]
+    if as_json:
+        emit_json({"rules": rows})
+        return
+    from rich.table import Table
+
+    table = Table(title="aggregation rules")
+    for col in ("name", "kind", "description", "citation"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["kind"], r["description"], r["citation"])
+    console.print(table)
+
+
+def run_result(problem: Any, data: Any, rule: str, seed: int, normalise: str, disagreement: str) -> dict[str, Any]:
+    """The ``aggregate run --json`` document (library call behind the command)."""
+    import numpy as np
+
+    from fairarena.aggregation.io import parse_proposals
+    from fairarena.aggregation.rules import RULES, aggregate
+    from fairarena.allocation.metrics import compute_metrics
+    from fairarena.allocation.problem import allocation_to_mapping
+    from fairarena.evaluation.stakeholders import evaluate
+
+    RULES.check(rule)
+    profile = parse_proposals(data, problem, normalise=normalise)
+    d = aggregate(profile, rule, seed=seed, disagreement=disagreement)
+    p = None
+    if d.lottery is not None:
+        p = np.array([d.lottery.get(c, 0.0) for c in profile.candidates])
+    elif d.winner is not None:
+        p = np.array([1.0 if c == d.winner else 0.0 for c in profile.candidates])
+    ev = evaluate(profile, lottery=p) if p is not None else evaluate(profile, allocation=d.allocation)
+    decision: dict[str, Any] = {"winner": d.winner, "note": d.note, "kind": d.kind,
+                                "utilities": {a.name: float(v) for a, v in zip(profile.agents, d.utilities)}}
+    metrics = None
+    if problem is not None and d.allocation is not None:
+        decision["allocation"] = allocation_to_mapping(problem, d.allocation)
+        x = d.drawn_allocation(profile)
+        metrics = compute_metrics(problem, d.allocation)
+        if d.lottery is not None and x is not None:
+            decision["drawn_allocation"] = allocation_to_mapping(problem, x)
+            metrics = {"expected": metrics, "drawn": compute_metrics(problem, x)}
+    lottery = None if d.lottery is None else {"probabilities": d.lottery, "draw": d.draw, "seed": seed}
+    return {"rule": rule, "decision": decision, "lottery": lottery, "evaluation": ev, "metrics": metrics}
+
+
+@aggregate_app.command("run")
+@cli_errors
+def run_cmd(
+    problem: Optional[Path] = typer.Option(None, "--problem", help="Cohort JSON file (omit for a utility profile)."),
+    proposals: Path = typer.Option(..., "--proposals", help='Proposals JSON {"agents": [{"name", "objective", '
+                                   '"allocation"}, ...]} or a utility profile.'),
+    rule: str = typer.Option(..., "--rule", help="Aggregation rule (fairarena aggregate rules)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of a lottery's draw."),
+    normalise: str = typer.Option("range", "--normalise", help="Utilities: range (0 worst .. 1 best "
+                                  "achievable, default) or raw metric values."),
+    disagreement: str = typer.Option("zero", "--disagreement", help="Nash/KS disagreement point: zero or proposals."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Aggregate the agents' proposals with one rule; prints the decision, its evaluation and metrics."""
+    from fairarena.aggregation.io import read_proposals
+    from fairarena.aggregation.rules import RULES
+
+    check_seed(seed)
+    RULES.check(rule)
+    data = read_proposals(proposals)
+    out = run_result(_problem(problem), data, rule, seed, normalise, disagreement)
+    if as_json:
+        emit_json(out)
+        return
+    d = out["decision"]
+    console.print(f"[bold]{rule}[/]: {d['note']}")
+    for name, u in d["utilities"].items():
+        console.print(f"  {name}: utility {u:.4f}")
+    ev = out["evaluation"]
+    console.print(f"decision share {ev['decision_share']:.4f}; worst off {ev['worst_off']['name']} "
+                  f"({ev['worst_off']['utility']:.4f}); Gini of utilities {ev['gini_utilities']:.4f}; "
+                  f"proportional: {'yes' if ev['proportionality'] else 'no'}")
+
+
+@aggregate_app.command("audit")
+@cli_errors
+def audit_cmd(
+    rule: str = typer.Option("all", "--rule", help="A rule name or all."),
+    profiles: int = typer.Option(500, "--profiles", help="Random profiles per rule and axiom."),
+    seed: int = typer.Option(0, "--seed", help="Random seed."),
+    witness: Optional[Path] = typer.Option(None, "--witness", help="Write one witness profile per violation here."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Check every candidate-set rule against the social-choice axioms, with minimal witnesses."""
+    from fairarena.aggregation.audit import AXIOMS, audit, audit_rules, write_witnesses
+    from fairarena.errors import InputError
+
+    check_seed(seed)
+    if profiles < 1:
+        raise InputError("--profiles", profiles, "a positive number of profiles")
+    names = audit_rules(rule)
+    if witness is not None:
+        from fairarena.fsutil import check_out_file  # noqa: F401  (an unwritable place fails before any work)
+
+        if witness.exists() and not witness.is_dir():
+            raise InputError("--witness", str(witness), "a folder (it is a file)")
+    res = audit(names, profiles=profiles, seed=seed)
+    if witness is not None:
+        write_witnesses(res, witness)
+    if as_json:
+        emit_json(res)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"axiom audit ({profiles} profiles per cell, seed {seed})")
+    table.add_column("rule")
+    for ax in AXIOMS:
+        table.add_column(ax, justify="right")
+    for r in names:
+        cells = []
+        for ax in AXIOMS:
+            c = res["table"][r][ax]
+            cells.append("n/a" if c is None else ("holds" if c["violations"] == 0 else f"{c['share']:.1%}"))
+        table.add_row(r, *cells)
+    console.print(table)
+    console.print("cells: share of profiles with a violation ('holds' = none found)")
+
+
+def evaluate_cmd(
+    problem: Optional[Path] = typer.Option(None, "--problem", help="Cohort JSON file."),
+    decision: Path = typer.Option(..., "--decision", help='Decision JSON: {"allocation": {...}} or the output of '
+                                  "aggregate run --json."),
+    agents: Path = typer.Option(..., "--agents", help="Agents JSON (the proposals file format)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Stakeholder-centric evaluation of a collective decision for the agents that shaped it."""
+    from fairarena.aggregation.io import parse_proposals, read_proposals
+    from fairarena.allocation.problem import allocation_from_mapping
+    from fairarena.errors import InputError
+    from fairarena.evaluation.stakeholders import evaluate
+
+    prob = _problem(problem)
+    if prob is None:
+        raise InputError("--problem", None, "a cohort file (the decision is an allocation)")
+    profile = parse_proposals(read_proposals(agents, "agents"), prob)
+    data = read_proposals(decision, "decision")
+    if isinstance(data, dict) and isinstance(data.get("decision"), dict):
+        data = data["decision"]
+    if not isinstance(data, dict) or "allocation" not in data:
+        raise InputError("decision", type(data).__name__, 'an object {"allocation": {PATIENT: {RESOURCE: amount}}}')
+    x = allocation_from_mapping(prob, data["allocation"], "decision.allocation")
+    ev = evaluate(profile, allocation=x)
+    if as_json:
+        emit_json(ev)
+        return
+    for s in ev["stakeholders"]:
+        console.print(f"{s['name']} ({s['objective']}): utility {s['utility']:.4f}, regret {s['regret']:.4f}, "
+                      f"proportional {'yes' if s['proportional'] else 'no'}")
+    console.print(f"decision share {ev['decision_share']:.4f}; worst off {ev['worst_off']['name']}; "
+                  f"Gini of utilities {ev['gini_utilities']:.4f}")
+    rc = ev["recipients"]
+    console.print(f"recipients: CNSS spread {rc['cnss_spread']:.4f}; envy-free {rc['envy_free']}; EF1 {rc['ef1']}")
+
+
+evaluate_cmd = cli_errors(evaluate_cmd)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``aggregate`` group and the ``evaluate`` command."""
+    app.add_typer(aggregate_app, name="aggregate")
+    app.command("evaluate")(evaluate_cmd)
