@@ -364,3 +364,12 @@ def test_connect_timeout_names_the_option():
         for c in fill:
             c.close()
         srv.close()
+
+
+def test_a_refused_prompt_costs_no_budget_and_no_retry(fake_server):
+    from fairarena.llm.wrappers import BudgetedModel
+    m, slept = _model(fake_server, "?context_window=32", max_calls=1)
+    with pytest.raises(ContextOverflowError):
+        m.chat([{"role": "user", "content": "x" * 500}], max_tokens=8)
+    assert m.find(BudgetedModel).calls == 0 and slept == [] and fake_server.requests == []
+    assert m.chat([{"role": "user", "content": "hi"}], max_tokens=8).text == "hello from the fake server"

@@ -22,7 +22,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from fairarena.errors import InputError
 from fairarena.llm.base import (
-    BudgetExceededError, CacheMissError, ChatModel, ChatResponse, LLMError, Message,
+    BudgetExceededError, CacheMissError, ChatModel, ChatResponse, ContextOverflowError, LLMError, Message,
     ServerUnavailableError, TransientLLMError, call_deadline, count_tokens, max_prompt_tokens,
     remaining_time, validate_messages, validate_params,
 )
@@ -242,7 +242,12 @@ class BudgetedModel(_Wrapper):
             if self.max_tokens is not None and self.tokens >= self.max_tokens:
                 raise BudgetExceededError(f"token budget spent: {self.tokens} of {self.max_tokens} tokens used")
             self.calls += 1
-        resp = self.inner.chat(messages, **kw)
+        try:
+            resp = self.inner.chat(messages, **kw)
+        except ContextOverflowError:  # refused before anything was sent: costs no budget
+            with self._lock:
+                self.calls -= 1
+            raise
         with self._lock:
             self.tokens += resp.usage.total_tokens
         return resp
