@@ -155,6 +155,9 @@ def test_timeouts_reach_the_client_and_kwargs_are_overridden_by_the_spec(fake_se
     ("openai:m@http://127.0.0.1:1/v1?timeout=1&timeout=2", "model"),
     ("openai:m@http://127.0.0.1:1/v1?timeout", "model"),
     ("llamacpp:smollm2?n_ctx=abc", "n_ctx"),
+    ("llamacpp:smollm2?n_ctx=99999999", "n_ctx"),
+    ("openai:m?context_window=1e9", "context_window"),
+    ("openai:m?timeout=1e309", "timeout"),
     ("scripted:echo?x=1", "model"),
 ])
 def test_bad_spec_options_are_input_errors_at_parse_time(spec, field):

@@ -25,14 +25,17 @@ def seconds(name: str, raw: Any) -> float:
     return v
 
 
+MAX_CONTEXT_TOKENS = 1 << 20  # no model today has a window beyond a million tokens: a larger value is a typo
+
+
 def tokens(name: str, raw: Any) -> int:
-    """A whole number of tokens, at least 16."""
+    """A whole number of tokens, from 16 to :data:`MAX_CONTEXT_TOKENS`."""
     try:
         v = int(str(raw)) if not isinstance(raw, int) else raw
     except (TypeError, ValueError):
         raise InputError(name, raw, "a whole number of tokens") from None
-    if isinstance(v, bool) or v < 16:
-        raise InputError(name, raw, "a whole number of tokens >= 16")
+    if isinstance(v, bool) or not 16 <= v <= MAX_CONTEXT_TOKENS:
+        raise InputError(name, raw, f"a whole number of tokens from 16 to {MAX_CONTEXT_TOKENS}")
     return v
 
 
