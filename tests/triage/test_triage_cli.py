@@ -145,3 +145,24 @@ def test_missing_file_and_bad_choices(tmp_path, cohort_file):
     assert res.exit_code == 2 and "nope.json" in res.stderr
     assert run("optimal", "--cohort", str(cohort_file), "--framework", "stoic").exit_code == 2
     assert run("cohort", "--seed", "1", "--capacity", "lavish").exit_code == 2
+
+
+def test_cnss_and_weights_options(cohort_file, tmp_path):
+    alloc = tmp_path / "a.json"
+    alloc.write_text(json.dumps({"allocation": {"P1": {"Nursing": 0.5}, "P2": {"Nursing": 1}}}))
+    ind = json.loads(run("metrics", "--cohort", str(cohort_file), "--allocation", str(alloc), "--json").stdout)
+    frac = json.loads(run("metrics", "--cohort", str(cohort_file), "--allocation", str(alloc), "--json",
+                          "--cnss", "fractional").stdout)
+    cohort = load_cohort(cohort_file)
+    n1, n2 = (len([v for v in p.needs.values() if v > 0]) for p in cohort.patients[:2])
+    assert ind["cnss"][:2] == pytest.approx([0.0, 1 / n2])  # half an hour is below the one-hour minimum
+    assert frac["cnss"][0] == pytest.approx(0.5 / cohort.patients[0].needs["Nursing"] / n1)
+    pts = json.loads(run("metrics", "--cohort", str(cohort_file), "--allocation", str(alloc), "--json",
+                         "--weights", "points").stdout)
+    assert pts["dw_esg"] != pytest.approx(ind["dw_esg"])
+    opt = json.loads(run("optimal", "--cohort", str(cohort_file), "--framework", "utilitarian", "--json",
+                         "--cnss", "fractional").stdout)
+    assert opt["cnss"] == "fractional" and opt["weights"] == "ses-rank"
+    for flag, bad in (("--cnss", "binary"), ("--weights", "wealth")):
+        res = run("optimal", "--cohort", str(cohort_file), "--framework", "care", flag, bad)
+        assert res.exit_code == 2 and bad in res.output and "Traceback" not in res.output

@@ -127,6 +127,9 @@ def optimal_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the allocation file here."),
     leximin: bool = typer.Option(False, "--leximin", help="Rawlsian: refine max-min to full leximin."),
+    gini_tolerance: float = typer.Option(0.0, "--gini-tolerance", min=0.0, max=1.0,
+                                         help="Egalitarian: allow Gini(CNSS) up to this value (default 0: "
+                                              "exactly equal CNSS)."),
     cnss: str = typer.Option(DEFAULT_CNSS, "--cnss", help=CNSS_HELP),
     weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
@@ -135,7 +138,7 @@ def optimal_cmd(
         check_out_file(out)
     c = load_cohort(cohort)
     problem = _problem(c, cnss, weights)
-    x = optimal_allocation(problem, framework.value, leximin=leximin)
+    x = optimal_allocation(problem, framework.value, leximin=leximin, gini_tolerance=gini_tolerance)
     alloc = allocation_to_mapping(problem, x)
     m = _metrics_json(compute_metrics(problem, x))
     if out is not None:
