@@ -62,13 +62,17 @@ def overhead(n: int, profile: bool) -> None:
         bare(tasks[:2], d / "bare")          # warm imports and caches
         t_bare, errors = bare(tasks, d / "bare")
         t0 = time.perf_counter()
+        run_study(cfg, to_toml(cfg), d / "study", limit=0)          # fixed cost: design, keys, folder, status
+        t_fixed = time.perf_counter() - t0
+        t0 = time.perf_counter()
         s = run_study(cfg, to_toml(cfg), d / "study", limit=n)
         t_store = time.perf_counter() - t0
         assert s.ran == n and s.failed == errors, (s.failed, errors)
     print(f"\n== runner overhead: {n} debates of the paper preset, serial, in process ({load()}) ==")
     print(f"bare run_debate loop      {t_bare:7.2f} s   {1000 * t_bare / n:6.1f} ms/debate")
     print(f"study run (store)         {t_store:7.2f} s   {1000 * t_store / n:6.1f} ms/debate")
-    print(f"ratio study / bare        {t_store / t_bare:7.3f}   (failed debates: {errors} in both)")
+    print(f"fixed cost of a run       {t_fixed:7.2f} s   (600 keys, folder, status; no debate)")
+    print(f"ratio (study - fixed) / bare {(t_store - t_fixed) / t_bare:7.3f}   (failed debates: {errors} in both)")
     if profile:
         from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
 

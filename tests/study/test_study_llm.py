@@ -71,3 +71,40 @@ def test_unreachable_server_fails_every_debate_with_its_error(tmp_path):
     s = run_study(cfg, to_toml(cfg), tmp_path / "st")
     assert s.failed == len(expand(cfg)) and s.ok == 0
     assert all("127.0.0.1:9" in f["error"] for f in s.failed_now)
+
+
+def test_limit_drops_while_the_server_refuses_and_recovers():
+    import threading
+
+    from fairarena.experiments.study_store import LimitedModel
+    from fairarena.llm import ChatResponse, TransientLLMError, Usage
+    from fairarena.llm.wrappers import RetryingModel, UsageMeter
+
+    class Flaky:
+        backend, model = "fake", "m"
+
+        def __init__(self):
+            self.refuse = 0
+            self.lock = threading.Lock()
+
+        def chat(self, messages, **kw):
+            with self.lock:
+                if self.refuse > 0:
+                    self.refuse -= 1
+                    raise TransientLLMError("429", status=429, retry_after=0.0)
+            return ChatResponse(text="ok", backend="fake", model="m", usage=Usage(1, 1))
+
+    inner = Flaky()
+    m = LimitedModel(UsageMeter(RetryingModel(inner, max_attempts=5, sleep=lambda d: None)), 4)
+    msgs = [{"role": "user", "content": "hi"}]
+    for _ in range(3):                      # three calls that each needed one retry
+        inner.refuse = 1
+        m.chat(msgs)
+    assert m.current == 1 == m.lowest
+    m.chat(msgs)
+    for _ in range(3):                      # 4 x 1 calls without a retry: back to 2
+        m.chat(msgs)
+    assert m.current == 2
+    for _ in range(100):
+        m.chat(msgs)
+    assert m.current == 4 and m.lowest == 1

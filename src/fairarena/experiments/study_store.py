@@ -332,12 +332,26 @@ def clean_temporaries(root: Path) -> int:
 # ------------------------------------------------------------------------------------------------
 
 class LimitedModel:
-    """A ChatModel behind a semaphore: at most ``limit`` calls in flight to one model server."""
+    """A ChatModel behind an adaptive limit of calls in flight to one model server.
+
+    At most ``limit`` calls run at once. When the retry wrapper below it had to retry during a call (the
+    server answered 429 or 5xx, or timed out), the limit drops by one (never below 1): a server that keeps
+    refusing gets fewer concurrent calls. After ``4 x current limit`` calls in a row without a retry it
+    rises by one again, up to ``limit`` (additive decrease and increase; the delays themselves, including
+    ``Retry-After``, are the retry wrapper's). ``lowest`` is the smallest limit reached.
+    """
 
     def __init__(self, inner: Any, limit: int) -> None:
+        from fairarena.llm.wrappers import RetryingModel
+
         self.inner = inner
         self.limit = limit
-        self._sem = threading.BoundedSemaphore(limit)
+        self.current = limit
+        self.lowest = limit
+        self.in_flight = 0
+        self._streak = 0
+        self._cond = threading.Condition()
+        self._retrying = inner.find(RetryingModel) if hasattr(inner, "find") else None
 
     @property
     def backend(self) -> str:
@@ -348,11 +362,32 @@ class LimitedModel:
         return self.inner.model
 
     def find(self, kind: type) -> Any:
+        if isinstance(self, kind):
+            return self
         return self.inner.find(kind) if hasattr(self.inner, "find") else None
 
     def chat(self, messages: Any, **kw: Any) -> Any:
-        with self._sem:
+        with self._cond:
+            while self.in_flight >= self.current:
+                self._cond.wait()
+            self.in_flight += 1
+            retries_before = len(self._retrying.delays) if self._retrying is not None else 0
+        try:
             return self.inner.chat(messages, **kw)
+        finally:
+            with self._cond:
+                self.in_flight -= 1
+                retried = self._retrying is not None and len(self._retrying.delays) > retries_before
+                if retried:
+                    self.current = max(1, self.current - 1)
+                    self.lowest = min(self.lowest, self.current)
+                    self._streak = 0
+                else:
+                    self._streak += 1
+                    if self.current < self.limit and self._streak >= 4 * self.current:
+                        self.current += 1
+                        self._streak = 0
+                self._cond.notify_all()
 
 
 @dataclass(frozen=True)
@@ -597,7 +632,9 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         rec = run_record(None, None, command="study run", summary={k: v for k, v in summary.to_dict().items()
                                                                   if k != "failed_now"},
                          retry_failed=retry_failed, offline=offline, cache=str(cache_path) if cache_path else None,
-                         address=address, limit=limit)
+                         address=address, limit=limit,
+                         server_limits={k[0]: {"limit": m.limit, "lowest": m.lowest} for k, m in _MODELS.items()
+                                        if isinstance(m, LimitedModel) and k[1:] == (opts.cache, offline)})
         rec.pop("config")
         rec.pop("seed")
         with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:
