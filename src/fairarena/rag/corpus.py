@@ -15,10 +15,11 @@ from typing import Iterable
 
 from fairarena.errors import InputError
 
-# The six frameworks, in the order used throughout the project (names shared with the triage core).
-FRAMEWORKS = ("utilitarian", "egalitarian", "rawlsian", "prioritarian", "libertarian", "care")
+# The framework names come from the allocation core's registry (fairarena.allocation.frameworks.FRAMEWORKS);
+# this module only adds the corpus titles (author and school) and a shipped document per name.
+from fairarena.allocation.frameworks import FRAMEWORKS as _REGISTRY  # noqa: E402
 
-FRAMEWORK_TITLES = {
+_TITLES = {
     "utilitarian": "Utilitarianism (Mill)",
     "egalitarian": "Egalitarianism (Dworkin)",
     "rawlsian": "Rawlsian justice (Rawls)",
@@ -26,6 +27,14 @@ FRAMEWORK_TITLES = {
     "libertarian": "Libertarianism (Nozick)",
     "care": "Care ethics (Gilligan)",
 }
+FRAMEWORKS: tuple[str, ...] = tuple(_REGISTRY)
+# a framework registered without a corpus title is shown by its registry title
+FRAMEWORK_TITLES = {name: _TITLES.get(name) or _REGISTRY.entry(name).title or name for name in FRAMEWORKS}
+
+
+def framework_title(name: str) -> str:
+    """The corpus title of a framework (one registered later: its registry title)."""
+    return _TITLES.get(name) or _REGISTRY.entry(name).title or name
 
 USER_SUFFIXES = (".txt", ".md", ".markdown")
 
@@ -43,17 +52,19 @@ class Document:
 
 
 def check_framework(name: str, *, allow: Iterable[str] = ()) -> str:
-    if name not in FRAMEWORKS and name not in tuple(allow):
-        raise InputError("framework", name, f"one of {', '.join(FRAMEWORKS)}")
+    if name not in _REGISTRY and name not in tuple(allow):
+        raise InputError("framework", name, f"one of {_REGISTRY.choices()}")
     return name
 
 
 def builtin_documents() -> list[Document]:
     root = resources.files("fairarena") / "data" / "corpus"
     docs = []
-    for fw in FRAMEWORKS:
-        text = (root / f"{fw}.md").read_text(encoding="utf-8")
-        docs.append(Document(fw, fw, text, "builtin"))
+    for fw in _REGISTRY:
+        path = root / f"{fw}.md"
+        if not path.is_file():  # a framework registered from outside ships no document
+            continue
+        docs.append(Document(fw, fw, path.read_text(encoding="utf-8"), "builtin"))
     return docs
 
 
