@@ -2,9 +2,11 @@
 
     .venv/bin/python scripts/make_reproduction.py [--out out/reproduction] [--workers 2] [--reuse]
 
-Runs three full sweeps (default options; EF with absolute differences; 'central' tie-break) into
-``--out`` (``--reuse`` reads sweeps already there), then writes the page: our Table 1 beside the
-paper's numbers and every gap, with the numbers computed here, never typed in.
+Runs five full sweeps into ``--out`` (``--reuse`` reads sweeps already there): default options (with
+the maximin policy added), EF with absolute differences, the 'central' tie-break, GGI read as
+minimising the Gini coefficient (``ggi_kind='gini'``), and the alternative agent counts N = 3..20.
+Then it writes the page: our Table 1 beside the paper's numbers and every gap, with the numbers
+computed here, never typed in.
 """
 
 from __future__ import annotations
@@ -36,30 +38,34 @@ PAPER = {
     "ggi": {"pf": (0.70, 0.28), "ef": (1.00, 0.00), "uf": (0.87, 0.11)},
 }
 VARIANTS = {
-    "default": dict(),
+    "default": dict(policies=[*POLICIES, "maximin"]),  # maximin changes no other policy's numbers
     "absolute": dict(ef_kind="absolute"),
     "central": dict(tie_break="central"),
+    "gini": dict(ggi_kind="gini"),
+    "n3to20": dict(N=list(range(3, 21))),
 }
 
 
-def run_variants(out: Path, workers: int | None, reuse: bool) -> dict[str, tuple[pd.DataFrame, dict]]:
+def run_variants(out: Path, workers: int | None, reuse: bool,
+                 base: str = "paper") -> dict[str, tuple[pd.DataFrame, dict]]:
     res = {}
     for name, over in VARIANTS.items():
         d = out / name
         if not (reuse and (d / "summary.json").is_file()):
-            cfg = preset("paper", **over)
+            cfg = preset(base, **over)
             r = run_sweep(cfg, workers=workers)
             rec = run_record(cfg.model_dump(), cfg.seed, command="make_reproduction", variant=name)
             write_sweep(d, r.frame, {**r.summary, "versions": rec["versions"], "revision": rec["revision"]}, rec)
-            print(f"{name}: {r.summary['n_settings']} settings in {r.summary['seconds']:.1f} s")
+            print(f"{name}: {r.summary['n_settings']} settings in {r.summary['seconds']:.1f} s", flush=True)
         res[name] = (pd.read_parquet(d / "settings.parquet"), json.loads((d / "summary.json").read_text()))
     return res
 
 
-def table(df: pd.DataFrame, col: dict[str, str] | None = None) -> dict[str, dict[str, tuple[float, float]]]:
+def table(df: pd.DataFrame, col: dict[str, str] | None = None,
+          policies: tuple[str, ...] = POLICIES) -> dict[str, dict[str, tuple[float, float]]]:
     col = col or {}
     out = {}
-    for p in POLICIES:
+    for p in policies:
         sub = df[df.policy == p]
         out[p] = {n: (float(sub[col.get(n, n)].mean()), float(sub[col.get(n, n)].std(ddof=1))) for n in NOTIONS}
     return out
@@ -115,6 +121,34 @@ def by_group(df: pd.DataFrame, key: str) -> list[str]:
     return rows
 
 
+def fav_mix_table(df: pd.DataFrame) -> list[str]:
+    """PF column of Table 1 on favourite-count sub-grids (and equal weighting of the two modes)."""
+    mixes: dict[str, pd.DataFrame | tuple[pd.DataFrame, pd.DataFrame]] = {
+        "whole grid (45/54 fixed, 9/54 random)": df,
+        "fixed only": df[df.fav_mode == "fixed"],
+        "random only": df[df.fav_mode == "random"],
+        "fixed and random weighted equally": (df[df.fav_mode == "fixed"], df[df.fav_mode == "random"]),
+        "fixed f = 1 only (single favourites)": df[(df.fav_mode == "fixed") & (df.f == 1)],
+        "fixed f = 1 and random": df[((df.fav_mode == "fixed") & (df.f == 1)) | (df.fav_mode == "random")],
+        "fixed f <= 2 and random": df[((df.fav_mode == "fixed") & (df.f <= 2)) | (df.fav_mode == "random")],
+        "fixed f >= 3 only": df[(df.fav_mode == "fixed") & (df.f >= 3)],
+    }
+    rows = ["| favourite mix | settings | " + " | ".join(f"{POLICY_TITLES[p]} policy: PF" for p in POLICIES)
+            + " | gap to paper |", "| --- " * (len(POLICIES) + 3) + "|"]
+    for name, sub in mixes.items():
+        if isinstance(sub, tuple):
+            means = {p: 0.5 * (sub[0][sub[0].policy == p]["pf"].mean() + sub[1][sub[1].policy == p]["pf"].mean())
+                     for p in POLICIES}
+            count = sub[0].setting_id.nunique() + sub[1].setting_id.nunique()
+        else:
+            means = {p: sub[sub.policy == p]["pf"].mean() for p in POLICIES}
+            count = sub.setting_id.nunique()
+        g = float(np.mean([abs(means[p] - PAPER[p]["pf"][0]) for p in POLICIES if p != "pf"]))
+        rows.append(f"| {name} | {count:,} | " + " | ".join(f"{means[p]:.2f}" for p in POLICIES) + f" | {g:.3f} |")
+    rows.append("| paper | 7,776 | " + " | ".join(f"{PAPER[p]['pf'][0]:.2f}" for p in POLICIES) + " | |")
+    return rows
+
+
 def write_page(res: dict, out: Path, page: Path) -> None:
     df, summ = res["default"]
     ours = table(df)
@@ -140,7 +174,7 @@ def write_page(res: dict, out: Path, page: Path) -> None:
     L += ["# Reproducing the procedural-fairness study (Table 1, Figure 1, Figure 2)", "",
           "<!-- generated by scripts/make_reproduction.py from real full sweeps; do not edit by hand -->", "",
           f"Regenerate: `.venv/bin/python scripts/make_reproduction.py --out {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}`"
-          " (three full sweeps of the `paper` grid, then this page).", "",
+          " (five full sweeps of the `paper` grid, then this page).", "",
           f"Grid: the `paper` preset ({n:,} settings, seed {cfg['seed']}; see [sweep.md](sweep.md)): "
           f"N in {cfg['N'][0]}..{cfg['N'][-1]}, K in {cfg['K'][0]}..{cfg['K'][-1]}, cultures "
           f"{', '.join(cfg['cultures'])} (Mallows phi in {', '.join(map(str, cfg['phi']))}), favourites "
@@ -191,20 +225,82 @@ def write_page(res: dict, out: Path, page: Path) -> None:
           "concave in utilities, so its utilities are unique (its policy need not be, which can move the PF score); "
           f"across cultures its mean PF score ranges from {rng_('nsw')[0]:.2f} to {rng_('nsw')[1]:.2f}, so the "
           "unknown mix of the paper's grid can account for it.", ""]
+    gini_df, _ = res["gini"]
+    ours_gini = table(gini_df)
+    mm = table(df, policies=("maximin",))["maximin"]
+    ggi_cands = {
+        "GGI, w_m = 2^-(m-1) (default)": ours["ggi"],
+        "maximin (the OWA extreme: all weight on the worst-off)": mm,
+        "minimise the Gini coefficient of utilities (`ggi_kind = \"gini\"`)": ours_gini["ggi"],
+        "minimise the Gini mean difference (our EF policy, absolute kind)": ours_abs["ef"],
+    }
+
+    def ggi_gap(row: dict) -> float:
+        return float(np.mean([abs(row[k][0] - PAPER["ggi"][k][0]) for k in NOTIONS]))
+
+    best_ggi = min(ggi_cands, key=lambda k: ggi_gap(ggi_cands[k]))
     L += [f"**GGI row.** {cell(ours['ggi']['pf'])} / {cell(ours['ggi']['ef'])} / {cell(ours['ggi']['uf'])} against "
-          f"{cell(PAPER['ggi']['pf'])} / {cell(PAPER['ggi']['ef'])} / {cell(PAPER['ggi']['uf'])}. This is the largest "
-          "gap. The secondary summary's GGI row looks like an EF-like policy (EF 1.00, low UF); our GGI uses "
-          "weights w_m = 2^-(m-1), which weigh the best-off agents too and keep more utility. With weights "
-          "concentrated on the worst-off agent (maximin) GGI moves towards equality; the paper's weights are "
-          "unknown to us.", ""]
+          f"{cell(PAPER['ggi']['pf'])} / {cell(PAPER['ggi']['ef'])} / {cell(PAPER['ggi']['uf'])}: the largest gap. "
+          "An earlier version of this page explained it by our weights w_m = 2^-(m-1) weighing the best-off "
+          "agents too, and suggested that weights concentrated on the worst-off agent would move GGI towards "
+          f"the paper's row. Our own maximin row refutes that: maximin is the extreme of those weights and "
+          f"scores {cell(mm['pf'])} / {cell(mm['ef'])} / {cell(mm['uf'])}, no closer to the paper's PF "
+          f"{PAPER['ggi']['pf'][0]:.2f} than our GGI. That explanation is withdrawn. The readings we can "
+          "compute, each on the full grid:", "",
+          "| reading of the paper's GGI policy | PF | EF | UF | mean abs gap to paper |",
+          "| --- | --- | --- | --- | --- |",
+          f"| paper (secondary summary) | {cell(PAPER['ggi']['pf'])} | {cell(PAPER['ggi']['ef'])} | "
+          f"{cell(PAPER['ggi']['uf'])} | |"]
+    for name, row in ggi_cands.items():
+        L.append(f"| {name} | " + " | ".join(cell(row[k]) for k in NOTIONS) + f" | {ggi_gap(row):.3f} |")
+    gr = ours_gini["ggi"]
+    close = [k for k in NOTIONS if abs(gr[k][0] - PAPER["ggi"][k][0]) <= 0.03]
+    far = [k for k in NOTIONS if k not in close]
+    gini_better = ggi_gap(gr) < ggi_gap(ours["ggi"])
+
+    def cols(ks: list[str]) -> str:
+        return ", ".join(f"{k.upper()} {gr[k][0]:.2f} (paper {PAPER['ggi'][k][0]:.2f})" for k in ks)
+
+    L += ["", f"Closest: **{best_ggi}**. On the full grid the Gini-coefficient reading "
+          + (f"matches the paper's row within 0.03 on {cols(close)}" if close else "matches no column within 0.03")
+          + (f", but not on {cols(far)}" if far else "")
+          + f" (mean gap {ggi_gap(gr):.3f} against {ggi_gap(ours['ggi']):.3f} for our default). "
+          + ("It reproduces the equality-like part of the pattern (EF at 1, UF well below the other welfare "
+             "rows), so it is offered as an option: `ggi_kind = \"gini\"` in a grid file, `--ggi-kind gini` "
+             "for `fairarena policy`, `Options(ggi_kind=\"gini\")` in the library. "
+             if gini_better else
+             "It does not bring the row closer, so it is not recommended, although it stays available as "
+             "`ggi_kind = \"gini\"`. ")
+          + "The default stays the generalized Gini welfare of Weymark (1981) with weights 2^-(m-1), the "
+          "definition the name refers to; which reading the paper computed cannot be decided from our copy.", "",
+          "Alternatives we could not test: the paper's GGI weights (any non-increasing weights lie between "
+          "the utilitarian and the maximin rows above, neither of which matches); which point of a non-unique "
+          "GGI optimum its solver returned (ours: the centre of the optimal face); and an error in the "
+          "unverified secondary summary this row comes from.", ""]
     L += ["**Tie-breaks.** Default vs 'central' tie-break (changes the PF and EF policies only):", ""]
     L += ["| policy | tie-break | PF | EF | UF |", "| --- | --- | --- | --- | --- |"]
     for p in ("pf", "ef"):
         for name, tt in (("utilitarian", ours), ("central", ours_cen)):
             L.append(f"| {POLICY_TITLES[p]} | {name} | " + " | ".join(cell(tt[p][k]) for k in NOTIONS) + " |")
-    L += ["", "**Grid differences.** The paper's grid values were lost; ours has "
-          f"{n:,} settings (the paper: 7,776). Mean PF score of each policy by culture and by favourite mode "
-          "(default options) shows how much the mix matters:", ""]
+    n3_df, n3_summ = res["n3to20"]
+    ours_n3 = table(n3_df)
+    L += ["", f"**Grid.** The paper reports 7,776 settings; our `paper` preset has {n:,} = 18 agent counts x 54 "
+          "(K, favourite) pairs x 8 culture configurations (until this revision it had 19 agent counts, N = 2..20, "
+          "8,208 settings). The product fixes how many agent counts there are, "
+          "not which: we use N = 2..19 (what `range(2, 20)` gives). The alternative N = 3..20 "
+          f"({n3_summ['n_settings']:,} settings) moves the PF column by at most "
+          f"{max(abs(ours[p]['pf'][0] - ours_n3[p]['pf'][0]) for p in POLICIES):.3f}:", "",
+          "| N | " + " | ".join(f"{POLICY_TITLES[p]} policy: PF" for p in POLICIES) + " |",
+          "| --- " * (len(POLICIES) + 1) + "|",
+          "| 2..19 (preset) | " + " | ".join(f"{ours[p]['pf'][0]:.2f}" for p in POLICIES) + " |",
+          "| 3..20 | " + " | ".join(f"{ours_n3[p]['pf'][0]:.2f}" for p in POLICIES) + " |", ""]
+    L += ["**Favourite-count mix.** The favourite counts drive the PF column: an agent indifferent among many "
+          "arms is satisfied by more policies. Our grid crosses `fixed` f = 1..K-1 with every K and adds one "
+          "`random` setting per K, so 45 of every 54 settings are `fixed`; the paper's mix is unknown. Mean PF "
+          "score of each policy on sub-grids and re-weightings of the same default sweep (mean absolute gap to "
+          "the paper's PF column over the EF, UF, NSW and GGI rows):", ""]
+    L += fav_mix_table(df) + [""]
+    L += ["Mean PF score of each policy by culture and by favourite mode (default options):", ""]
     L += by_group(df, "culture") + [""] + by_group(df, "fav_mode") + [""]
     L += ["## Figure 1", "", "`fairarena sweep --preset paper --out DIR` writes `figure1.png`/`.svg` "
           "(mean score of each policy on PF / EF / UF, PF bars outlined, error bars = std) beside "
@@ -230,8 +326,9 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--reuse", action="store_true", help="read sweeps already in --out")
     ap.add_argument("--page", type=Path, default=ROOT / "docs" / "reproduction.md")
+    ap.add_argument("--preset", default="paper", help="grid preset (a smaller one only to try the script)")
     args = ap.parse_args()
-    res = run_variants(args.out.resolve(), args.workers, args.reuse)
+    res = run_variants(args.out.resolve(), args.workers, args.reuse, args.preset)
     write_page(res, args.out.resolve(), args.page)
     print(f"wrote {args.page}")
 

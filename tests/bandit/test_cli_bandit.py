@@ -97,9 +97,18 @@ def test_unknown_notion_and_missing_file_exit_2(files):
     assert "file not found" in proc.stderr
 
 
-def test_policy_sum_tolerance_is_1e9(files):
+def test_policy_sum_within_1e6_is_renormalised_and_said_so(files):
+    """Issue 11.7: policies from other solvers (accurate to ~1e-8) are accepted and renormalised;
+    within 1e-9 nothing changes; beyond 1e-6 the file is still rejected with exit 2."""
     f = files["dir"] / "near.json"
     f.write_text(json.dumps([0.5, 0.5 + 5e-10]))
-    run("score", "--rewards", str(files["r"]), "--policy", str(f), "--json")
-    f.write_text(json.dumps([0.5, 0.5 + 5e-9]))
-    run("score", "--rewards", str(files["r"]), "--policy", str(f), "--json", check_rc=2)
+    out = json.loads(run("score", "--rewards", str(files["r"]), "--policy", str(f), "--json").stdout)
+    assert out["renormalised"] is False
+    f.write_text(json.dumps([0.5, 0.5 + 8e-7]))
+    for cmd in ("score", "check"):
+        out = json.loads(run(cmd, "--rewards", str(files["r"]), "--policy", str(f), "--json").stdout)
+        assert out["renormalised"] is True
+    f.write_text(json.dumps([0.5, 0.5 + 2e-6]))
+    for cmd in ("score", "check"):
+        proc = run(cmd, "--rewards", str(files["r"]), "--policy", str(f), "--json", check_rc=2)
+        assert "sum(policy)" in proc.stderr and "1e-06" in proc.stderr

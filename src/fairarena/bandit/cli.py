@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
         """List the registered fairness notions."""
         from fairarena.bandit.notions import NOTIONS
 
-        rows = [{"name": n.name, "title": n.title, "summary": n.summary, "source": n.source} for n in NOTIONS.values()]
+        rows = [{"name": e.name, "title": e.title, "summary": e.description, "source": e.citation,
+                 "direction": e.direction} for e in NOTIONS.entries()]
         if json_out:
             emit_json(rows)
             return
@@ -36,30 +37,34 @@ def register(app: typer.Typer) -> None:
     @app.command("policy")
     @cli_errors
     def policy_cmd(
-        notion: str = typer.Option(..., "--notion", help="pf, ef, uf, nsw, ggi or maximin."),
+        notion: str = typer.Option(..., "--notion", help="A registered notion (list them: fairarena notions)."),
         rewards: Path = typer.Option(..., "--rewards", help="JSON ({'rewards': [[...]]} or a nested list) or CSV."),
         tie_break: str = typer.Option("utilitarian", "--tie-break", help="utilitarian or central (pf, ef)."),
         ef_kind: str = typer.Option("squared", "--ef-kind", help="squared or absolute differences (ef)."),
         tol: float = typer.Option(1e-9, "--tol", help="Favourite-set tolerance."),
+        ggi_kind: str = typer.Option("owa", "--ggi-kind", help="owa (generalized Gini welfare) or gini "
+                                     "(minimise the Gini coefficient of utilities) (ggi)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """The optimal policy of one notion for a reward matrix."""
+        from fairarena.bandit.display import clean_numbers
         from fairarena.bandit.io import load_rewards
         from fairarena.bandit.notions import get_notion, make_options
         from fairarena.bandit.problem import decision_shares, utilities
 
         n = get_notion(notion)
         mu = load_rewards(rewards)
-        o = make_options(tol=tol, tie_break=tie_break, ef_kind=ef_kind)
+        o = make_options(tol=tol, tie_break=tie_break, ef_kind=ef_kind, ggi_kind=ggi_kind)
+        install_compile_notice(json_out)
         p = n.policy(mu, o)
-        out = {"notion": n.name, "policy": p.tolist(), "utilities": utilities(mu, p).tolist(),
-               "decision_shares": decision_shares(mu, p, o.tol).tolist()}
+        out = clean_numbers({"notion": n.name, "policy": p.tolist(), "utilities": utilities(mu, p).tolist(),
+                             "decision_shares": decision_shares(mu, p, o.tol).tolist()})
         if json_out:
             emit_json(out)
             return
         console.print(f"[bold]{n.title}[/] ({n.name}) policy for {mu.shape[0]} agents x {mu.shape[1]} arms")
         t = Table("arm", "probability")
-        for k, pk in enumerate(p):
+        for k, pk in enumerate(out["policy"]):
             t.add_row(str(k + 1), _fmt(pk))
         console.print(t)
         t = Table("agent", "utility", "decision share")
@@ -78,12 +83,15 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Every fairness score of a policy (1 = optimal for that notion)."""
-        from fairarena.bandit.io import load_policy, load_rewards
+        from fairarena.bandit.display import clean_numbers
+        from fairarena.bandit.io import load_policy_checked, load_rewards
         from fairarena.bandit.notions import NOTIONS, score_all
 
         mu = load_rewards(rewards)
-        p = load_policy(policy, mu.shape[1])
-        out = score_all(mu, p, tol=tol, tie_break=tie_break, ef_kind=ef_kind)
+        p, renormalised = load_policy_checked(policy, mu.shape[1])
+        install_compile_notice(json_out)
+        out = clean_numbers({**score_all(mu, p, tol=tol, tie_break=tie_break, ef_kind=ef_kind),
+                             "renormalised": renormalised})
         if json_out:
             emit_json(out)
             return
@@ -91,6 +99,8 @@ def register(app: typer.Typer) -> None:
         for name, notion in NOTIONS.items():
             t.add_row(f"{name} ({notion.title})", _fmt(out[name]), _fmt(out["values"][name]))
         console.print(t)
+        if renormalised:
+            console.print("[yellow]the policy's sum was off by more than 1e-9 (at most 1e-6): it was renormalised[/]")
         console.print("utilities:", ", ".join(_fmt(u) for u in out["utilities"]))
         console.print("decision shares:", ", ".join(_fmt(d) for d in out["decision_shares"]))
 
@@ -103,7 +113,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """Procedural core, outcome core and proportionality of a policy, with witnesses."""
-        from fairarena.bandit.io import load_policy, load_rewards
+        from fairarena.bandit.display import clean_numbers
+        from fairarena.bandit.io import load_policy_checked, load_rewards
         from fairarena.bandit.properties import (
             is_procedurally_fair,
             outcome_core,
@@ -112,7 +123,7 @@ def register(app: typer.Typer) -> None:
         )
 
         mu = load_rewards(rewards)
-        p = load_policy(policy, mu.shape[1])
+        p, renormalised = load_policy_checked(policy, mu.shape[1])
         pc = procedural_core(mu, p, tol=tol)
         oc = outcome_core(mu, p)
         prop = proportionality(mu, p)
@@ -123,7 +134,9 @@ def register(app: typer.Typer) -> None:
             blocking = {"core": "outcome", **oc.blocking.__dict__}
         out = {"procedural_core": pc.in_core, "outcome_core": oc.in_core, "proportional": prop.proportional,
                "blocking": blocking, "procedurally_fair": is_procedurally_fair(mu, p, tol),
-               "exact": pc.exact, "proportionality_shortfall": prop.to_dict()["shortfall"]}
+               "exact": pc.exact, "proportionality_shortfall": prop.to_dict()["shortfall"],
+               "renormalised": renormalised}
+        out = clean_numbers(out)
         if json_out:
             emit_json(out)
             return
@@ -136,6 +149,24 @@ def register(app: typer.Typer) -> None:
         console.print(t)
         if not pc.exact:
             console.print(f"[yellow]N > {12}: core checks sampled coalitions; 'yes' is evidence, not proof.[/]")
+
+
+def install_compile_notice(quiet: bool) -> bool:
+    """Have the solver show a spinner on stderr while its compiled kernels are built for the first
+    time (only large problems use them; about a minute after installing, cached afterwards). Nothing
+    when ``quiet`` (``--json``) or when stderr is not a terminal. Returns whether it was installed."""
+    from fairarena.bandit import solver
+    from fairarena.cli_common import err_console
+
+    if quiet or not err_console.is_terminal:
+        return False
+
+    def notice() -> Any:
+        return err_console.status("compiling the fairness solver (first use after installing, about a minute; "
+                                  "cached afterwards)")
+
+    solver.compile_notice = notice
+    return True
 
 
 def _yes(b: bool) -> str:

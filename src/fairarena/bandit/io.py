@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from fairarena.bandit.problem import validate_policy, validate_rewards
+from fairarena.bandit.problem import renormalise_policy, validate_rewards
 from fairarena.errors import InputError
 from fairarena.inputs import load_numbers_file, require_numbers
 
@@ -28,7 +28,13 @@ def load_rewards(path: str | Path) -> np.ndarray:
 
 
 def load_policy(path: str | Path, k: int) -> np.ndarray:
-    """``{"policy": [...]}``, a bare list, or CSV with one row (or one column) of K numbers."""
+    """``{"policy": [...]}``, a bare list, or CSV with one row (or one column) of K numbers; a sum
+    within 1e-6 of 1 is renormalised (see :func:`load_policy_checked` to learn whether it was)."""
+    return load_policy_checked(path, k)[0]
+
+
+def load_policy_checked(path: str | Path, k: int) -> tuple[np.ndarray, bool]:
+    """:func:`load_policy` and whether the policy was renormalised (its sum was off by 1e-9..1e-6)."""
     data = _read_payload(path, "policy")
     if isinstance(data, dict):
         if "policy" not in data:
@@ -41,4 +47,4 @@ def load_policy(path: str | Path, k: int) -> np.ndarray:
             data = [r[0] for r in data]
         else:
             raise InputError("policy", data, "expected one row (or one column) of K numbers")
-    return validate_policy(require_numbers(data, "policy"), k)
+    return renormalise_policy(require_numbers(data, "policy"), k)

@@ -14,6 +14,9 @@ from fairarena.errors import InputError
 
 DEFAULT_TOL = 1e-9
 POLICY_SUM_TOL = 1e-9
+POLICY_RENORMALISE_TOL = 1e-6
+"""A policy read from a file may sum to 1 within this (other solvers return policies accurate to ~1e-8);
+it is then divided by its sum and the reader says so (see :func:`renormalise_policy`)."""
 
 
 def validate_rewards(mu: Any, field: str = "rewards") -> np.ndarray:
@@ -77,6 +80,19 @@ def validate_policy(p: Any, k: int, field: str = "policy", tol: float = POLICY_S
     if abs(total - 1.0) > tol:
         raise InputError(f"sum({field})", total, f"probabilities must sum to 1 (within {tol:g})")
     return arr
+
+
+def renormalise_policy(p: Any, k: int, field: str = "policy",
+                       tol: float = POLICY_RENORMALISE_TOL) -> tuple[np.ndarray, bool]:
+    """Validate a policy whose sum may be off by up to ``tol``; returns ``(policy, renormalised)``.
+
+    Within :data:`POLICY_SUM_TOL` of 1 the policy is returned as given (``renormalised`` False);
+    within ``tol`` it is divided by its sum (``renormalised`` True); beyond, :class:`InputError`."""
+    arr = validate_policy(p, k, field, tol=tol)
+    total = float(arr.sum())
+    if abs(total - 1.0) <= POLICY_SUM_TOL:
+        return arr, False
+    return arr / total, True
 
 
 def favourites(mu: np.ndarray, tol: float = DEFAULT_TOL) -> np.ndarray:

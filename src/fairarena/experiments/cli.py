@@ -60,6 +60,12 @@ def register(app: typer.Typer) -> None:
         if limit is not None and limit < 1:
             raise InputError("limit", limit, "expected a positive integer")
         total = len(expand(cfg, limit))  # validates the grid before anything runs
+        from fairarena.bandit.cli import install_compile_notice
+
+        if install_compile_notice(json_out):  # build (or load) the compiled solver here, under a spinner,
+            from fairarena.bandit import solver  # so that worker processes find it in the on-disk cache
+
+            solver.compiled_kernels()
         with output_folder(out, "sweep", force=force, config={"grid": cfg.model_dump(), "limit": limit}):
             if json_out:
                 res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address)
