@@ -143,3 +143,38 @@ def test_nash_form_option_reaches_the_spec():
     (spec,) = build_specs("nashucb", None, None, None, None, "product")
     assert spec.form == "product"
     assert build_specs("nashucb", None, None, None, None)[0].form == "geometric"
+
+
+def test_interrupted_run_resumes_from_its_finished_batches(instance, tmp_path, monkeypatch):
+    import importlib
+
+    sim = importlib.import_module("fairarena.learners.simulate")
+    args = ["--learner", "pf,uf", "--instance", str(instance), "--T", "800", "--seeds", "4", "--jobs", "2",
+            "--backend", "sequential", "--json", "--no-figure"]
+    ref = run(*args, "--out", str(tmp_path / "ref"))
+    assert ref.exit_code == 0, ref.output
+
+    real, calls = sim.run_batch, []
+
+    def dies_on_the_third_batch(spec, env, T, seeds, *a, **kw):
+        calls.append((spec.name, list(seeds)))
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # as if the run were killed while its third batch ran
+        return real(spec, env, T, seeds, *a, **kw)
+
+    monkeypatch.setattr(sim, "run_batch", dies_on_the_third_batch)
+    out = tmp_path / "run"
+    first = run(*args, "--out", str(out))
+    assert first.exit_code != 0
+    assert sorted(p.name for p in (out / "batches").iterdir()) == ["pf.0.npz", "pf.1.npz"]
+    assert not (out / "summary.json").exists()  # an unfinished run never looks finished
+    # without --resume the folder is refused; with it only the two missing batches run
+    assert run(*args, "--out", str(out)).exit_code == 2
+    calls.clear()
+    again = run(*args, "--out", str(out), "--resume")
+    assert again.exit_code == 0, again.output
+    assert calls == [("uf", [0, 1]), ("uf", [2, 3])]
+    assert json.loads(again.stdout)["learners"]["pf"]["regret"] == json.loads(ref.stdout)["learners"]["pf"]["regret"]
+    a = pd.read_parquet(out / "arms.parquet")
+    b = pd.read_parquet(tmp_path / "ref" / "arms.parquet")
+    assert a.equals(b) and not (out / "batches").exists()

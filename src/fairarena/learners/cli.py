@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any, Optional
 
@@ -42,6 +43,23 @@ def build_specs(learner: str, gamma: float | None, delta: float | None, alpha: f
     return specs
 
 
+BATCH_DIR = "batches"  # per-batch results of a run in progress (removed when the run completes)
+
+
+def read_batches(folder: Path) -> dict:
+    """``{(learner, task): result}`` of the batch files in ``folder`` (unreadable ones are skipped: redone)."""
+    from fairarena.learners.simulate import load_batch
+
+    out = {}
+    for path in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
+        label, _, j = path.stem.rpartition(".")
+        try:
+            out[(label, int(j))] = load_batch(path)
+        except Exception:  # noqa: BLE001 - a truncated or foreign file: its batch is run again
+            continue
+    return out
+
+
 # typed here so that `--help` loads no numerical code; a test checks it lists exactly the registry's names
 LEARNER_HELP = "pf, ef, uf, nashucb, ggi, etc, uniform, a comma list, or all."
 
@@ -68,13 +86,14 @@ def register(app: typer.Typer) -> None:
         figure: bool = typer.Option(True, "--figure/--no-figure", help="Write figure3.png."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output (no progress bar)."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
+        resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (same options): finished batches of seeds are read back, not rerun."),
     ) -> None:
         """Simulate fair bandit learners over many seeds: regrets, scores, policies, Figure 3."""
         from fairarena.errors import InputError
         from fairarena.learners.env import MultiAgentBandit, parse_family
         from fairarena.learners.instances import load_instance
         from fairarena.learners.base import check_horizon, parse_rounds
-        from fairarena.learners.simulate import BACKENDS, check_memory, simulate_many
+        from fairarena.learners.simulate import BACKENDS, check_memory, save_batch, simulate_many
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.learners.store import save_run, summary_document
 
@@ -100,9 +119,17 @@ def register(app: typer.Typer) -> None:
             "T": T, "seeds": seeds, "seed": seed, "jobs": jobs, "backend": backend, "grid": grid,
             "params": {s.name: s.params() for s in specs},
         }
-        with output_folder(out, "learn", force=force, config=config):
+        with output_folder(out, "learn", force=force, resume=resume, config=config) as folder:
+            batches = folder.path / BATCH_DIR
+            completed = read_batches(batches) if folder.resuming else {}
+            if completed and not json_out:
+                console.print(f"resuming: {len(completed)} finished batch(es) read from {batches}")
+            batches.mkdir(exist_ok=True)
+            keep = dict(completed=completed,
+                        on_result=lambda label, j, res: save_batch(batches / f"{label}.{j}.npz", res))
             if json_out:
-                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid)
+                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
+                                        **keep)
             else:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -111,8 +138,9 @@ def register(app: typer.Typer) -> None:
                               TimeElapsedColumn(), console=console, transient=False) as prog:
                     tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
                     results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
-                                            progress=lambda label, n: prog.advance(tasks[label], n))
+                                            progress=lambda label, n: prog.advance(tasks[label], n), **keep)
             save_run(out, env, results, config, figure=figure)
+            shutil.rmtree(batches, ignore_errors=True)  # the run is complete: its batches are in the tables
         doc = summary_document(env, results)
         if json_out:
             emit_json(doc)

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -353,6 +354,47 @@ def _run_rounds(spec, env, T, seeds, grid, record_rewards, progress, truth, arms
     return _finish(spec, seeds, T, grid, rec, truth, arms_all, t0, rewards_all, extra)
 
 
+def save_batch(path: "str | Path", res: SimulationResult) -> Path:
+    """Write one batch result to an ``.npz`` file atomically (arrays, and a JSON header; no pickles)."""
+    import json
+
+    from fairarena.fsutil import atomic_path, json_default
+
+    meta = {"learner": res.learner, "params": res.params, "target": res.target, "seeds": list(res.seeds),
+            "horizon": res.horizon, "seconds": res.seconds, "extra": res.extra,
+            "regret": list(res.regret), "scores": list(res.scores)}
+    arrays: dict[str, np.ndarray] = {"meta": np.array(json.dumps(meta, default=json_default)),
+                                     "grid": res.grid, "policies": res.policies, "arms": res.arms}
+    for k, v in res.regret.items():
+        arrays[f"regret__{k}"] = v
+    for k, v in res.scores.items():
+        arrays[f"scores__{k}"] = v
+    if res.last_mistake is not None:
+        arrays["last_mistake"] = res.last_mistake
+    if res.rewards is not None:
+        arrays["rewards"] = res.rewards
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    return path
+
+
+def load_batch(path: "str | Path") -> SimulationResult:
+    """Read a batch written by :func:`save_batch`."""
+    import json
+
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+        return SimulationResult(
+            learner=meta["learner"], params=meta["params"], target=meta["target"], seeds=meta["seeds"],
+            horizon=int(meta["horizon"]), grid=z["grid"], policies=z["policies"],
+            regret={k: z[f"regret__{k}"] for k in meta["regret"]},
+            scores={k: z[f"scores__{k}"] for k in meta["scores"]}, arms=z["arms"],
+            seconds=float(meta["seconds"]), rewards=z["rewards"] if "rewards" in z else None,
+            extra=meta["extra"], last_mistake=z["last_mistake"] if "last_mistake" in z else None)
+
+
 def merge_results(parts: Sequence[SimulationResult]) -> SimulationResult:
     """Concatenate the seed batches of one learner (in the given order)."""
     if len(parts) == 1:
@@ -453,7 +495,10 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
                   n_jobs: int | None = 1, backend: str = "loky", grid_points: int = 200,
                   batch_size: int | None = None, record_rewards: bool = False,
                   options: "Options | Mapping[str, Any] | None" = None,
-                  progress: Callable[[str, int], None] | None = None) -> dict[str, SimulationResult]:
+                  progress: Callable[[str, int], None] | None = None,
+                  on_result: Callable[[str, int, SimulationResult], None] | None = None,
+                  completed: Mapping[tuple[str, int], SimulationResult] | None = None,
+                  ) -> dict[str, SimulationResult]:
     """Run several learners on the same seeds; returns ``{learner label: result}``.
 
     Work is cut into (learner, batch of seeds) tasks; with ``n_jobs > 1`` they run in parallel
@@ -464,6 +509,12 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
     per learner with those its parameters fix (:func:`run_options`). ``progress(label, rounds)``
     is called as work completes (per block of rounds when sequential, per task otherwise).
     A run whose memory estimate exceeds the memory available is refused before any work.
+
+    Resuming: tasks are numbered in a fixed order (learner by learner, batch by batch); each
+    finished task's result is passed to ``on_result(label, task, result)`` as it completes, and
+    ``completed={(label, task): result}`` (e.g. read back with :func:`load_batch`) skips the
+    tasks already done (a result is used only if its seeds and horizon are the task's). Seeds
+    draw only from their own streams, so a resumed run gives the same numbers as an uninterrupted one.
     """
     if not isinstance(env, MultiAgentBandit):
         raise InputError("env", type(env).__name__, "expected a MultiAgentBandit")
@@ -493,23 +544,45 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
     batches = _split(seeds, n_batches)
     tasks = [(i, spec, b) for i, spec in enumerate(specs) for b in batches]
 
-    results: dict[int, list[SimulationResult]] = {i: [] for i in range(len(specs))}
-    if jobs == 1 or len(tasks) == 1 or backend == "sequential":
-        for i, spec, b in tasks:
+    # tasks already done (a resumed run) are taken as they are; the others run, and each result is
+    # handed to on_result as it completes (e.g. written to disk, so that a killed run can resume)
+    done = dict(completed or {})
+    parts: dict[int, SimulationResult] = {}
+    todo: list[int] = []
+    for j, (i, spec, b) in enumerate(tasks):
+        prev = done.get((labels[i], j))
+        if prev is not None and list(prev.seeds) == list(b) and prev.horizon == T:
+            parts[j] = prev
+            if progress:
+                progress(labels[i], T * len(b))
+        else:
+            todo.append(j)
+
+    def finished(j: int, res: SimulationResult) -> None:
+        parts[j] = res
+        if on_result is not None:
+            on_result(labels[tasks[j][0]], j, res)
+
+    if jobs == 1 or len(todo) <= 1 or backend == "sequential":
+        for j in todo:
+            i, spec, b = tasks[j]
             cb = (lambda n, _l=labels[i]: progress(_l, n)) if progress else None
-            results[i].append(run_batch(spec, env, T, b, grid, record_rewards, cb, truths[opts[i]]))
+            finished(j, run_batch(spec, env, T, b, grid, record_rewards, cb, truths[opts[i]]))
     else:
         from joblib import Parallel, delayed, parallel_backend
 
         ctx = parallel_backend("dask") if backend == "dask" else parallel_backend(backend, n_jobs=jobs)
         with ctx:
             par = Parallel(n_jobs=jobs, return_as="generator")
-            outs = par(delayed(run_batch)(spec, env, T, b, grid, record_rewards, None, truths[opts[i]])
-                       for i, spec, b in tasks)
-            for (i, _, b), res in zip(tasks, outs):
-                results[i].append(res)
+            outs = par(delayed(run_batch)(tasks[j][1], env, T, tasks[j][2], grid, record_rewards, None,
+                                          truths[opts[tasks[j][0]]]) for j in todo)
+            for j, res in zip(todo, outs):
+                finished(j, res)
                 if progress:
-                    progress(labels[i], T * len(b))
+                    progress(labels[tasks[j][0]], T * len(tasks[j][2]))
+    results: dict[int, list[SimulationResult]] = {i: [] for i in range(len(specs))}
+    for j, (i, _, _) in enumerate(tasks):
+        results[i].append(parts[j])
     return {labels[i]: merge_results(results[i]) for i in range(len(specs))}
 
 
