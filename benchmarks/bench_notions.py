@@ -1,6 +1,13 @@
 """Issue 2 benchmark: batched optimal policies + scores vs a per-instance cvxpy loop, same run.
 
     .venv/bin/python benchmarks/bench_notions.py [--instances 10000] [--baseline 200] [--seed 0]
+    .venv/bin/python benchmarks/bench_notions.py --first-call [--repeats 3]
+
+``--first-call`` (issue 11.5) measures the first ``fairarena policy --notion ggi`` on a 3 x 3 file after
+installing, as whole processes with an empty numba cache (``NUMBA_CACHE_DIR`` set to a new temporary
+folder for every run): the default path (a small instance runs the solver uncompiled) beside the same
+command forced through the compiled kernels (what every first call paid before), and
+``python -c pass`` as the machine's baseline in the same run. Reports wall and CPU seconds.
 
 Draws instances with N, K uniform in 2..10 (half of them with tied favourite arms), computes every
 notion's optimal policy and every score of every policy (batched, grouped by shape), then runs the
@@ -60,13 +67,53 @@ def reference_one(mu: np.ndarray):
     return pols, scores
 
 
+def first_call(repeats: int) -> dict:
+    import os
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    bindir = Path(sys.executable).parent
+    with tempfile.TemporaryDirectory() as d:
+        rewards = Path(d) / "r.json"
+        rewards.write_text(json.dumps({"rewards": [[0.9, 0.5, 0.1], [0.2, 0.8, 0.4], [0.3, 0.3, 0.9]]}))
+        cli = [str(bindir / "fairarena"), "policy", "--notion", "ggi", "--rewards", str(rewards), "--json"]
+        forced = [sys.executable, "-c", "import sys; from fairarena.bandit import solver; solver.SMALL_WORK = -1; "
+                  "sys.argv = ['fairarena'] + sys.argv[1:]; from fairarena.cli import main; main()", *cli[1:]]
+        cases = {"python -c pass": ([sys.executable, "-c", "pass"], repeats),
+                 "fairarena policy --notion ggi (3x3), empty numba cache": (cli, repeats),
+                 "same, forced through the compiled kernels (the old first call)": (forced, 1)}
+        out = {}
+        for name, (cmd, reps) in cases.items():
+            walls, cpus = [], []
+            for _ in range(reps):
+                with tempfile.TemporaryDirectory() as cache:
+                    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+                    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    t0 = time.perf_counter()
+                    subprocess.run(cmd, env=env, check=True, capture_output=True)
+                    walls.append(time.perf_counter() - t0)
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            out[name] = {"wall_s": [round(w, 2) for w in walls], "cpu_s": [round(c, 2) for c in cpus]}
+    out["load_1min"] = round(os.getloadavg()[0], 2)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--first-call", action="store_true", help="time the first CLI call after installing")
+    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--instances", type=int, default=10_000)
     ap.add_argument("--baseline", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.first_call:
+        print(json.dumps(first_call(args.repeats), indent=2))
+        return
     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
 
     instances = make_instances(args.instances, args.seed)

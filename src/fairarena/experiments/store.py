@@ -4,6 +4,7 @@ and moved into ``out`` only when complete, so a failed run leaves nothing half-w
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -11,8 +12,27 @@ import numpy as np
 
 from fairarena.fsutil import atomic_dir, atomic_write_json, atomic_write_text
 
-NOTION_TITLES = {"pf": "PF", "ef": "EF", "uf": "UF"}
-POLICY_TITLES = {"pf": "PF", "ef": "EF", "uf": "UF", "nsw": "NSW", "ggi": "GGI", "maximin": "Maximin"}
+class _NotionLabels(Mapping[str, str]):
+    """Short labels of the registered notions (``label`` metadata, else the name), read from the
+    notion registry when used, so a user-registered notion gets its own label in tables and figures."""
+
+    def _labels(self) -> dict[str, str]:
+        from fairarena.bandit.notions import NOTIONS
+
+        return {e.name: e.meta.get("label", e.name) for e in NOTIONS.entries()}
+
+    def __getitem__(self, name: str) -> str:
+        return self._labels()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._labels())
+
+    def __len__(self) -> int:
+        return len(self._labels())
+
+
+POLICY_TITLES: Mapping[str, str] = _NotionLabels()
+NOTION_TITLES = POLICY_TITLES
 
 
 def table_markdown(table: Mapping[str, Mapping[str, list[float]]], digits: int = 2) -> str:

@@ -31,7 +31,7 @@ def ef_score(v: np.ndarray, opt: np.ndarray) -> np.ndarray:
 @register("ef", "Equality fairness",
           "Procedural-fairness paper (equality notion); absolute variant: Gini mean difference",
           "Utilities as equal as possible: minimise 2/(N(N-1)) sum_{i<j} (U_i - U_j)^2.",
-          value=ef_value, score=ef_score)
+          value=ef_value, score=ef_score, label="EF")
 def ef_policy(mus, o):
     b, n, k = mus.shape
     if n == 1:  # no inequality at all: every policy is equally fair

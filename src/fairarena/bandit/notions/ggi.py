@@ -94,7 +94,7 @@ def ggi_exact(mu: np.ndarray, o) -> np.ndarray:
           "Weymark (1981); GGI bandits: Busa-Fekete, Szorenyi, Weng & Mannor (ICML 2017)",
           "Maximise sum_m w_m U_(m), utilities ascending, w_m = 2^-(m-1) by default "
           "(ggi_kind='gini': minimise the Gini coefficient of utilities).",
-          value=ggi_value, score=ratio_score, exact=ggi_exact)
+          value=ggi_value, score=ratio_score, exact=ggi_exact, label="GGI")
 def ggi_policy(mus, o):
     if o.ggi_kind == "gini":
         mus0, live = split_live(mus)

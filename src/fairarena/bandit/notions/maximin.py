@@ -22,7 +22,7 @@ def maximin_weights(n: int) -> np.ndarray:
 @register("maximin", "Maximin (Rawlsian) welfare", "Rawls (1971), A Theory of Justice",
           "Maximise the utility of the worst-off agent, min_i U_i(p).",
           value=lambda mus, ps, o: stack_utilities(mus, ps).min(axis=-1), score=ratio_score,
-          exact=lambda mu, o: owa_lp(mu, maximin_weights(mu.shape[0])))
+          exact=lambda mu, o: owa_lp(mu, maximin_weights(mu.shape[0])), label="Maximin")
 def maximin_policy(mus, o):
     return owa_policy(mus, maximin_weights(mus.shape[1]))
 

@@ -21,7 +21,7 @@ def nsw_value(mus, ps, o):
 @register("nsw", "Nash social welfare",
           "Kaneko & Nakamura (1979); offline target of NashUCB (Hossain, Micha & Shah, NeurIPS 2021)",
           "Maximise sum_i log U_i(p) (agents with an all-zero reward row are left out).",
-          value=nsw_value, score=ratio_score)
+          value=nsw_value, score=ratio_score, label="NSW")
 def nsw_policy(mus, o):
     b, n, k = mus.shape
     mus, live = split_live(mus)

@@ -106,7 +106,7 @@ def pf_policy_from_favourites(fav: np.ndarray, mus: np.ndarray | None = None,
           "Procedural fairness in multi-agent multi-armed bandits (the procedural-fairness paper); "
           "Nash tie-breaking as in Bogomolnaia, Moulin & Stong (2005)",
           "Every agent controls an equal 1/N share of the decision, spent on its favourite arms.",
-          value=_pf_value, score=lambda v, o: v, score_is_value=True)
+          value=_pf_value, score=lambda v, o: v, score_is_value=True, label="PF")
 def _pf_policy(mus, o):
     mus0, live = split_live(mus)
     return pf_policy_from_favourites(favourite_masks(mus, o.tol), mus0, o.tie_break, live)

@@ -15,7 +15,7 @@ def uf_value(mus, ps, o):
 
 @register("uf", "Utilitarian fairness", "Procedural-fairness paper (utilitarian notion)",
           "Maximise total utility: all mass on argmax_k sum_i mu[i,k] (lowest index on ties).",
-          value=uf_value, score=ratio_score)
+          value=uf_value, score=ratio_score, label="UF")
 def uf_policy(mus, o):
     b, n, k = mus.shape
     out = np.zeros((b, k))
