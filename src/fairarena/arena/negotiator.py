@@ -25,7 +25,7 @@ It plays a profile without any language model, in milliseconds, reproducibly:
   pairwise form costs about 3x more time (n(n-1)/2 gap variables on top of the indicator binaries);
   libertarian and baseline: preservation of their own opening (entitlements / proportional shares);
   adversarial: signed bias-weighted CNSS (patients the bias targets weigh negatively, so its opening gives
-  them nothing; it concedes 0.7 instead of 0.9 — both documented in the research file). Ties are broken
+  them nothing; it concedes 0.5 instead of 0.9 — both documented in the research file). Ties are broken
   by ESG.
 * **Closing**: as drafter it submits its final; as responder it accepts a draft that already
   preserves ``c`` of its own final, otherwise amends once with the concession rule at ``lambda = c``.

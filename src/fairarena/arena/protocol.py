@@ -23,6 +23,7 @@ import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
 from fairarena.allocation.welfare import compute_metrics
+from fairarena.arena.closing import ClosingContext, decide, get_closing_rule
 from fairarena.arena.domain import TRIAGE, Domain
 from fairarena.arena.negotiator import Negotiator
 from fairarena.arena.parsing import ParsedProposal, parse_proposal, proposal_schema
@@ -88,7 +89,6 @@ class DebateConfig:
             raise InputError("temperature", t, f"a finite number from 0 to {LIMITS['temperature']}")
         if not isinstance(self.use_schema, bool):
             raise InputError("use_schema", self.use_schema, "true or false")
-        from fairarena.arena.closing import get_closing_rule
         get_closing_rule(self.closing)
 
 
@@ -292,8 +292,6 @@ class Debate:
 
     # -- the protocol ----------------------------------------------------------------------------
     def run(self) -> dict[str, Any]:
-        from fairarena.arena.closing import ClosingContext, decide, get_closing_rule
-
         rounds: list[dict[str, Any]] = []
         for t in range(1, self.config.rounds + 1):
             row: dict[str, Any] = {"round": t}

@@ -98,8 +98,7 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
     writer = TranscriptWriter(transcript) if transcript is not None else None
     debate.writer = writer
     if writer is not None:
-        from dataclasses import asdict as _asdict
-        rec = run_record(_asdict(config), config.seed, schema_version=SCHEMA_VERSION, domain=domain.name,
+        rec = run_record(asdict(config), config.seed, schema_version=SCHEMA_VERSION, domain=domain.name,
                          agents={a.name: {"profile": a.profile.name, "model": a.model_spec, "rag_note": a.rag_note}
                                  for a in agents},
                          **(header or {}))
@@ -113,6 +112,10 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
         status, error, reason = "failed", str(exc), str(exc)
     except KeyboardInterrupt:
         status, reason = "interrupted", "interrupted by the user (SIGINT/Ctrl-C)"
+        error = reason
+        raise
+    except SystemExit as exc:  # the CLI turns SIGTERM into SystemExit(128 + 15)
+        status, reason = "interrupted", f"terminated (exit {exc.code}; SIGTERM or sys.exit)"
         error = reason
         raise
     except BaseException as exc:
