@@ -67,3 +67,21 @@ def test_outputs_are_consistent():
     df = res.curves_frame()
     assert set(["learner", "seed", "t", "regret_ggi", "score_pf", "p_0"]) <= set(df.columns)
     assert len(res.arms_frame()) == 6000
+
+
+def test_results_do_not_depend_on_the_execution_backend():
+    from fairarena.learners import simulate_many
+
+    env = MultiAgentBandit(INSTANCE, "bernoulli")
+    runs = {b: simulate_many(["pf", "uf"], env, 600, 4, n_jobs=2, backend=b) for b in ("serial", "threads", "processes")}
+    ref = runs["serial"]
+    for b, res in runs.items():
+        for name in ("pf", "uf"):
+            assert np.array_equal(res[name].arms, ref[name].arms), (b, name)
+            assert np.array_equal(res[name].regret["uf"], ref[name].regret["uf"]), (b, name)
+    # the older joblib names are aliases; unknown names list the backends
+    assert np.array_equal(simulate_many(["uf"], env, 600, 4, n_jobs=2, backend="loky")["uf"].arms, ref["uf"].arms)
+    from fairarena.errors import InputError
+
+    with pytest.raises(InputError, match="processes"):
+        simulate_many(["uf"], env, 600, 2, backend="mpi")

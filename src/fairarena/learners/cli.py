@@ -80,8 +80,9 @@ def register(app: typer.Typer) -> None:
         alpha: Optional[float] = typer.Option(None, "--alpha", help="PF confidence-radius scale (default 1/sqrt(2))."),
         growth: Optional[float] = typer.Option(None, "--growth", help="ef/nashucb re-solve schedule: re-solve when t grows by this factor (0: every round)."),
         nash_form: Optional[str] = typer.Option(None, "--nash-form", help="nashucb NSW form: geometric (default) or product (the paper's; linear regret with many agents, see docs/learners.md)."),
-        jobs: int = typer.Option(1, "--jobs", help="Parallel worker processes (joblib; -1: all cores)."),
-        backend: str = typer.Option("loky", "--backend", help="joblib backend: loky, threading, sequential or dask."),
+        jobs: int = typer.Option(1, "--jobs", help="Parallel workers (-1: all cores)."),
+        backend: str = typer.Option("processes", "--backend", help="Execution backend: processes, threads, serial or dask (loky, threading, sequential accepted)."),
+        address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (with --backend dask; default: a local cluster of --jobs workers)."),
         grid: int = typer.Option(200, "--grid", help="Points of the logarithmic grid the curves are kept on."),
         figure: bool = typer.Option(True, "--figure/--no-figure", help="Write figure3.png."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output (no progress bar)."),
@@ -93,7 +94,8 @@ def register(app: typer.Typer) -> None:
         from fairarena.learners.env import MultiAgentBandit, parse_family
         from fairarena.learners.instances import load_instance
         from fairarena.learners.base import check_horizon, parse_rounds
-        from fairarena.learners.simulate import BACKENDS, check_memory, save_batch, simulate_many
+        from fairarena.execution import resolve_backend
+        from fairarena.learners.simulate import check_memory, save_batch, simulate_many
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.learners.store import save_run, summary_document
 
@@ -107,8 +109,9 @@ def register(app: typer.Typer) -> None:
         if grid < 2:
             raise InputError("grid", grid, "expected at least 2 grid points")
         check_out_dir(out)
-        if backend not in BACKENDS:
-            raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
+        backend = resolve_backend(backend)
+        if address is not None and backend != "dask":
+            raise InputError("address", address, "only the dask backend takes a scheduler address")
         name, mu = load_instance(instance)
         env = MultiAgentBandit(mu, family, name=name)
         check_horizon(T, env.n_arms)
@@ -128,7 +131,7 @@ def register(app: typer.Typer) -> None:
             keep = dict(completed=completed,
                         on_result=lambda label, j, res: save_batch(batches / f"{label}.{j}.npz", res))
             if json_out:
-                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
+                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, grid_points=grid,
                                         **keep)
             else:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -137,7 +140,7 @@ def register(app: typer.Typer) -> None:
                 with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), console=console, transient=False) as prog:
                     tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
-                    results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, grid_points=grid,
+                    results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, grid_points=grid,
                                             progress=lambda label, n: prog.advance(tasks[label], n), **keep)
             save_run(out, env, results, config, figure=figure)
             shutil.rmtree(batches, ignore_errors=True)  # the run is complete: its batches are in the tables

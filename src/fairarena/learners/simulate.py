@@ -40,7 +40,6 @@ from fairarena.learners.catalog import make_learner
 from fairarena.learners.env import LEARNER_STREAM, SAMPLER_STREAM, MultiAgentBandit, seed_stream, validate_seeds
 
 BLOCK = 1024
-BACKENDS = ("loky", "threading", "sequential", "dask")
 
 
 def regret_notions() -> tuple[str, ...]:
@@ -428,6 +427,12 @@ def _split(seeds: list[int], parts: int) -> list[list[int]]:
     return [list(c) for c in np.array_split(np.asarray(seeds), parts) if len(c)]
 
 
+def _run_task(task: tuple) -> SimulationResult:
+    """One (learner, batch of seeds) task on an execution backend (a picklable top-level function)."""
+    spec, env, T, seeds, grid, record_rewards, truth = task
+    return run_batch(spec, env, T, seeds, grid, record_rewards, None, truth)
+
+
 def _resolve_jobs(n_jobs: int | None) -> int:
     import os
 
@@ -492,18 +497,20 @@ def _gib(b: float) -> str:
 
 
 def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit, T: int, seeds: Any = 20, *,
-                  n_jobs: int | None = 1, backend: str = "loky", grid_points: int = 200,
+                  n_jobs: int | None = 1, backend: str = "processes", grid_points: int = 200,
                   batch_size: int | None = None, record_rewards: bool = False,
                   options: "Options | Mapping[str, Any] | None" = None,
                   progress: Callable[[str, int], None] | None = None,
                   on_result: Callable[[str, int, SimulationResult], None] | None = None,
                   completed: Mapping[tuple[str, int], SimulationResult] | None = None,
-                  ) -> dict[str, SimulationResult]:
+                  address: str | None = None) -> dict[str, SimulationResult]:
     """Run several learners on the same seeds; returns ``{learner label: result}``.
 
-    Work is cut into (learner, batch of seeds) tasks; with ``n_jobs > 1`` they run in parallel
-    through joblib (``backend``: ``loky`` processes, ``threading``, ``sequential``, or ``dask``
-    for a ``dask.distributed`` client already set up by the caller). ``batch_size`` caps the seeds
+    Work is cut into (learner, batch of seeds) tasks; with ``n_jobs > 1`` they run in parallel on
+    an execution backend of :mod:`fairarena.execution` (``backend``: ``processes``, ``threads``,
+    ``serial`` or ``dask``; the older ``loky``/``threading``/``sequential`` are aliases; ``address``
+    names a running Dask scheduler, else dask starts a local cluster of ``n_jobs`` workers).
+    Results do not depend on the backend or on ``n_jobs``. ``batch_size`` caps the seeds
     of one vectorised batch (default: the seeds split evenly over ``n_jobs``). ``options``: the
     notion options regrets and scores are judged with (e.g. ``{"ef_kind": "absolute"}``), merged
     per learner with those its parameters fix (:func:`run_options`). ``progress(label, rounds)``
@@ -526,8 +533,9 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
         raise InputError("learners", labels, "learner labels must be distinct")
     seeds = validate_seeds(seeds)
     T = check_horizon(T, env.n_arms)
-    if backend not in BACKENDS:
-        raise InputError("backend", backend, f"expected one of {', '.join(BACKENDS)}")
+    from fairarena.execution import iter_tasks, resolve_backend
+
+    backend = resolve_backend(backend)
     for spec in specs:
         spec.check_instance(env.n_agents, env.n_arms, T)
     opts = [run_options(spec, options) for spec in specs]
@@ -563,23 +571,19 @@ def simulate_many(learners: Iterable["str | LearnerSpec"], env: MultiAgentBandit
         if on_result is not None:
             on_result(labels[tasks[j][0]], j, res)
 
-    if jobs == 1 or len(todo) <= 1 or backend == "sequential":
+    if (jobs == 1 and address is None) or len(todo) <= 1 or backend == "serial":
+        # in this process: progress per block of rounds
         for j in todo:
             i, spec, b = tasks[j]
             cb = (lambda n, _l=labels[i]: progress(_l, n)) if progress else None
             finished(j, run_batch(spec, env, T, b, grid, record_rewards, cb, truths[opts[i]]))
     else:
-        from joblib import Parallel, delayed, parallel_backend
-
-        ctx = parallel_backend("dask") if backend == "dask" else parallel_backend(backend, n_jobs=jobs)
-        with ctx:
-            par = Parallel(n_jobs=jobs, return_as="generator")
-            outs = par(delayed(run_batch)(tasks[j][1], env, T, tasks[j][2], grid, record_rewards, None,
-                                          truths[opts[tasks[j][0]]]) for j in todo)
-            for j, res in zip(todo, outs):
-                finished(j, res)
-                if progress:
-                    progress(labels[tasks[j][0]], T * len(tasks[j][2]))
+        work = [(tasks[j][1], env, T, tasks[j][2], grid, record_rewards, truths[opts[tasks[j][0]]]) for j in todo]
+        for k, res in iter_tasks(_run_task, work, backend=backend, workers=jobs, address=address):
+            j = todo[k]
+            finished(j, res)
+            if progress:
+                progress(labels[tasks[j][0]], T * len(tasks[j][2]))
     results: dict[int, list[SimulationResult]] = {i: [] for i in range(len(specs))}
     for j, (i, _, _) in enumerate(tasks):
         results[i].append(parts[j])
