@@ -90,3 +90,30 @@ def test_every_registered_notion_is_accounted_with_its_own_functions():
         # rounds 1..K are the unit vectors, then the uniform policy
         first = sum(opt - notion.value(MU, np.eye(3)[k]) for k in range(3))
         assert res.regret[name][0, -1] == pytest.approx(first + (400 - 3) * (opt - notion.value(MU, p)), abs=1e-6), name
+
+
+def test_a_notion_registered_by_a_user_is_accounted_and_an_etc_target():
+    from fairarena.bandit.notions import ratio_score, register
+
+    def value(mus, ps, o):  # the second agent's utility: a "dictator" notion
+        return np.einsum("bk,bk->b", mus[:, 1, :], ps)
+
+    def policy(mus, o):
+        out = np.zeros((mus.shape[0], mus.shape[2]))
+        out[np.arange(mus.shape[0]), mus[:, 1, :].argmax(axis=1)] = 1.0
+        return out
+
+    register("toy_second", "Dictatorship of agent 2", "a test notion", "All mass on agent 2's favourite.",
+             value=value, score=ratio_score)(policy)
+    try:
+        env = MultiAgentBandit(MU, "bernoulli")
+        res = simulate(make_learner("etc", notion="toy_second", explore=30), env, 500, [0])
+        assert res.target == "toy_second"
+        # ETC commits to agent 2's favourite (arm 0, mean 0.8); after round K * 30 the regret stops
+        assert res.final_policy().tolist() == [1.0, 0.0, 0.0] and res.final_scores()["toy_second"] == 1.0
+        g = res.grid
+        assert res.regret["toy_second"][0, -1] == res.regret["toy_second"][0, np.searchsorted(g, 91)]
+        # round robin over 90 rounds: 30 pulls of each arm, regret 30 (0.8 - 0.1) + 30 (0.8 - 0.5)
+        assert res.regret["toy_second"][0, -1] == pytest.approx(30 * 0.7 + 30 * 0.3)
+    finally:
+        NOTIONS.remove("toy_second")

@@ -149,12 +149,15 @@ def register(app: typer.Typer) -> None:
             emit_json(doc)
             return
         t = Table(title=f"Learners on {env.name} (mean over {seeds} seeds, T = {T}); written to {out}")
-        for col in ("learner", "final policy", "PF", "EF", "UF", "own regret", "slope", "last PF mistake", "seconds"):
+        from fairarena.learners.figures import FIGURE3_NOTIONS
+
+        for col in ("learner", "final policy", *(x.upper() for x in FIGURE3_NOTIONS), "own regret", "slope",
+                    "last PF mistake", "seconds"):
             t.add_column(col, overflow="fold")
         for lname, s in doc["learners"].items():
             reg = s["regret"].get(s["target"])
             t.add_row(lname, " ".join(f"{x:.2f}" for x in s["final_policy"]),
-                      *(f"{s['final_scores'][k]:.3f}" for k in ("pf", "ef", "uf")),
+                      *(f"{s['final_scores'][k]:.3f}" for k in FIGURE3_NOTIONS),
                       f"{s['target']}: {reg:.1f}" if reg is not None else "-",
                       f"{s['regret_slope']:.2f}",
                       "-" if s["last_mistake"] is None else f"t = {s['last_mistake']}", f"{s['seconds']:.1f}")

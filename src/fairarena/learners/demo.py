@@ -16,6 +16,7 @@ def learn_demo(out: Path, full: bool = False) -> None:
 
     from fairarena.cli_common import console
     from fairarena.learners.env import MultiAgentBandit
+    from fairarena.learners.figures import FIGURE3_NOTIONS
     from fairarena.learners.instances import dots_rewards
     from fairarena.learners.simulate import simulate_many
     from fairarena.learners.store import save_run
@@ -28,13 +29,14 @@ def learn_demo(out: Path, full: bool = False) -> None:
                      {"command": "demo", "learners": learners, "T": T, "seeds": seeds, "rewards": "beta:0.1"})
     t = Table(title=f"Dots (50 voters, 4 arms), Beta rewards std 0.1, T = {T}, {seeds} seeds",
               title_justify="left")
-    for col in ("learner", "final policy (mean)", "PF", "EF", "UF", "own regret", "log-log slope", "last PF mistake"):
+    for col in ("learner", "final policy (mean)", *(x.upper() for x in FIGURE3_NOTIONS), "own regret",
+                "log-log slope", "last PF mistake"):
         t.add_column(col)
     for name, r in results.items():
         s = r.summary()
         reg = s["regret"][s["target"]]
         t.add_row(name, " ".join(f"{x:.2f}" for x in s["final_policy"]),
-                  *(f"{s['final_scores'][k]:.3f}" for k in ("pf", "ef", "uf")),
+                  *(f"{s['final_scores'][k]:.3f}" for k in FIGURE3_NOTIONS),
                   f"{s['target']}: {reg:.1f}", f"{s['regret_slope']:.2f}",
                   "-" if s["last_mistake"] is None else f"t = {s['last_mistake']:,}")
     console.print(t)
