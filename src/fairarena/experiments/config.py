@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -51,7 +51,8 @@ class GridConfig(BaseModel):
     K: list[int] = Field(..., min_length=1, description="numbers of arms")
     cultures: list[str] = Field(..., min_length=1, description="preference cultures")
     phi: list[float] = Field([0.5], min_length=1, description="Mallows dispersions (mallows only)")
-    favourites: list[Literal["fixed", "random", "strict"]] = Field(["fixed", "random"], min_length=1)
+    favourites: list[str] = Field(["fixed", "random"], min_length=1,
+                                  description="favourite-arm modes (fairarena.preferences.rewards.FAVOURITE_MODES)")
     f: list[int] = Field([1], min_length=1, description="favourite counts for the 'fixed' mode")
     reward_low: float = Field(0.01, gt=0.0, lt=1.0)
     reward_high: float = Field(0.99, gt=0.0, lt=1.0)
@@ -92,6 +93,15 @@ class GridConfig(BaseModel):
             if name not in out:
                 out.append(name)
         return out
+
+    @field_validator("favourites")
+    @classmethod
+    def _favourites(cls, v: list[str]) -> list[str]:
+        from fairarena.preferences.rewards import FAVOURITE_MODES
+
+        for x in v:
+            _one_of("favourite mode", x, FAVOURITE_MODES)
+        return list(dict.fromkeys(v))
 
     @field_validator("policies")
     @classmethod

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from fairarena.errors import InputError
+from fairarena.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ class Culture:
     sampler: Callable[..., Any] = field(default=None, repr=False)  # type: ignore[assignment]
 
 
-CULTURES: dict[str, Culture] = {}
+CULTURES: Registry[Culture] = Registry("culture")
+"""The preference cultures by name (a :class:`~fairarena.registry.Registry`; aliases below)."""
 ALIASES = {
     "impartial": "ic", "impartial_culture": "ic",
     "iac": "uniform", "impartial_anonymous": "uniform",
@@ -34,21 +36,23 @@ ALIASES = {
 }
 
 
-def _register(name: str, title: str, source: str, needs_phi: bool = False):
+def register_culture(name: str, title: str, source: str, needs_phi: bool = False):
+    """Decorator: register ``sampler(n, k, seed, phi) -> profile`` as a culture (duplicates rejected)."""
     def deco(fn: Callable[..., Any]) -> Callable[..., Any]:
-        CULTURES[name] = Culture(name, title, source, needs_phi, fn)
+        CULTURES.add(name, Culture(name, title, source, needs_phi, fn), title=title, citation=source,
+                     needs_phi=needs_phi)
         return fn
     return deco
 
 
-@_register("ic", "Impartial culture", "every ranking equally likely, independently per agent")
+@register_culture("ic", "Impartial culture", "every ranking equally likely, independently per agent")
 def _ic(n: int, k: int, seed: int, phi: float | None) -> Any:
     from prefsampling.ordinal import impartial
 
     return impartial(n, k, seed=seed)
 
 
-@_register("uniform", "Impartial anonymous culture",
+@register_culture("uniform", "Impartial anonymous culture",
            "every anonymous profile (multiset of rankings) equally likely (Kuga & Nagatani 1974)")
 def _iac(n: int, k: int, seed: int, phi: float | None) -> Any:
     from prefsampling.ordinal import impartial_anonymous
@@ -56,7 +60,7 @@ def _iac(n: int, k: int, seed: int, phi: float | None) -> Any:
     return impartial_anonymous(n, k, seed=seed)
 
 
-@_register("sp_conitzer", "Single-peaked (Conitzer)",
+@register_culture("sp_conitzer", "Single-peaked (Conitzer)",
            "random peak, then extend left or right with equal probability (Conitzer, JAIR 2009)")
 def _spc(n: int, k: int, seed: int, phi: float | None) -> Any:
     from prefsampling.ordinal import single_peaked_conitzer
@@ -64,7 +68,7 @@ def _spc(n: int, k: int, seed: int, phi: float | None) -> Any:
     return single_peaked_conitzer(n, k, seed=seed)
 
 
-@_register("sp_walsh", "Single-peaked (Walsh)",
+@register_culture("sp_walsh", "Single-peaked (Walsh)",
            "uniform over all single-peaked rankings on the axis (Walsh 2015)")
 def _spw(n: int, k: int, seed: int, phi: float | None) -> Any:
     from prefsampling.ordinal import single_peaked_walsh
@@ -72,7 +76,7 @@ def _spw(n: int, k: int, seed: int, phi: float | None) -> Any:
     return single_peaked_walsh(n, k, seed=seed)
 
 
-@_register("mallows", "Mallows", "P(r) ~ phi^{Kendall tau distance to a central ranking} (Mallows 1957); "
+@register_culture("mallows", "Mallows", "P(r) ~ phi^{Kendall tau distance to a central ranking} (Mallows 1957); "
            "central ranking 0 < 1 < ... < K-1, phi = 0: all identical, phi = 1: impartial culture",
            needs_phi=True)
 def _mallows(n: int, k: int, seed: int, phi: float | None) -> Any:
@@ -112,11 +116,10 @@ def mallows_rim(n: int, k: int, phi: float, seed: int | None) -> list[list[int]]
 
 
 def get_culture(name: str) -> Culture:
-    key = ALIASES.get(name, name)
-    try:
-        return CULTURES[key]
-    except KeyError:
-        raise InputError("culture", name, f"expected one of {', '.join(CULTURES)}") from None
+    key = ALIASES.get(name, name) if isinstance(name, str) else name
+    if key not in CULTURES:
+        raise InputError("culture", name, f"expected one of {CULTURES.choices()}")
+    return CULTURES[key]
 
 
 def validate_phi(phi: Any, field: str = "phi") -> float:
