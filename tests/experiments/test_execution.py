@@ -75,3 +75,16 @@ def test_dask_local_cluster_matches_serial():
     out = map_tasks(_square_plus, range(4), backend="dask", workers=1)
     assert out == map_tasks(_square_plus, range(4), backend="serial")
     assert "dask" in BACKENDS
+
+
+def test_a_sweep_gives_identical_frames_on_every_local_backend():
+    import pandas as pd
+
+    from fairarena.experiments.config import preset
+    from fairarena.experiments.sweep import run_sweep
+
+    cfg = preset("tiny")
+    frames = {b: run_sweep(cfg, limit=10, backend=b, workers=2).frame for b in ("serial", "threads", "processes")}
+    pd.testing.assert_frame_equal(frames["serial"], frames["threads"], check_exact=True)
+    pd.testing.assert_frame_equal(frames["serial"], frames["processes"], check_exact=True)
+    assert run_sweep(cfg, limit=10, backend="joblib").summary["timing"]["backend"] == "processes"
