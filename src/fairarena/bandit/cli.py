@@ -16,6 +16,12 @@ def _fmt(x: float) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    from fairarena.bandit.vocabulary import EF_KINDS, GGI_KINDS, TIE_BREAKS
+
+    tie_breaks = " or ".join(TIE_BREAKS)
+    ef_kinds = " or ".join(EF_KINDS)
+    ggi_kinds = " or ".join(GGI_KINDS)
+
     @app.command("notions")
     @cli_errors
     def notions_cmd(json_out: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
@@ -39,11 +45,11 @@ def register(app: typer.Typer) -> None:
     def policy_cmd(
         notion: str = typer.Option(..., "--notion", help="A registered notion (list them: fairarena notions)."),
         rewards: Path = typer.Option(..., "--rewards", help="JSON ({'rewards': [[...]]} or a nested list) or CSV."),
-        tie_break: str = typer.Option("utilitarian", "--tie-break", help="utilitarian or central (pf, ef)."),
-        ef_kind: str = typer.Option("squared", "--ef-kind", help="squared or absolute differences (ef)."),
+        tie_break: str = typer.Option("utilitarian", "--tie-break", help=f"{tie_breaks} (pf, ef)."),
+        ef_kind: str = typer.Option("squared", "--ef-kind", help=f"{ef_kinds} differences (ef)."),
         tol: float = typer.Option(1e-9, "--tol", help="Favourite-set tolerance."),
-        ggi_kind: str = typer.Option("owa", "--ggi-kind", help="owa (generalized Gini welfare) or gini "
-                                     "(minimise the Gini coefficient of utilities) (ggi)."),
+        ggi_kind: str = typer.Option("owa", "--ggi-kind", help=f"{ggi_kinds}: generalized Gini welfare, or "
+                                     "minimise the Gini coefficient of utilities (ggi)."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:
         """The optimal policy of one notion for a reward matrix."""
@@ -77,8 +83,8 @@ def register(app: typer.Typer) -> None:
     def score_cmd(
         rewards: Path = typer.Option(..., "--rewards", help="Reward matrix file (JSON or CSV)."),
         policy: Path = typer.Option(..., "--policy", help="Policy file: {'policy': [...]}, a list, or CSV."),
-        tie_break: str = typer.Option("utilitarian", "--tie-break"),
-        ef_kind: str = typer.Option("squared", "--ef-kind", help="squared or absolute differences."),
+        tie_break: str = typer.Option("utilitarian", "--tie-break", help=f"{tie_breaks} (pf, ef)."),
+        ef_kind: str = typer.Option("squared", "--ef-kind", help=f"{ef_kinds} differences (ef)."),
         tol: float = typer.Option(1e-9, "--tol", help="Favourite-set tolerance."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output."),
     ) -> None:

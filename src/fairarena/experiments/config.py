@@ -115,7 +115,7 @@ class GridConfig(BaseModel):
     @field_validator("ef_kind", "tie_break", "ggi_kind")
     @classmethod
     def _option(cls, v: str, info: Any) -> str:
-        from fairarena.bandit.notions import EF_KINDS, GGI_KINDS, TIE_BREAKS
+        from fairarena.bandit.vocabulary import EF_KINDS, GGI_KINDS, TIE_BREAKS
 
         choices = {"ef_kind": EF_KINDS, "tie_break": TIE_BREAKS, "ggi_kind": GGI_KINDS}[info.field_name]
         return _one_of(info.field_name, v, choices)

@@ -15,12 +15,9 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from fairarena.bandit.problem import DEFAULT_TOL, validate_policy, validate_rewards
+from fairarena.bandit.vocabulary import EF_KINDS, GGI_KINDS, TIE_BREAKS  # noqa: F401  (re-exported)
 from fairarena.errors import InputError
 from fairarena.registry import Registry
-
-TIE_BREAKS = ("utilitarian", "central")
-EF_KINDS = ("squared", "absolute")
-GGI_KINDS = ("owa", "gini")
 
 
 @dataclass(frozen=True)
