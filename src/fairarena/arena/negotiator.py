@@ -42,7 +42,7 @@ import numpy as np
 
 from fairarena.allocation.milp import MIP_REL_GAP, STAGE_EPS, AllocationMILP, add_exprs
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping, check_feasibility
-from fairarena.allocation.welfare import compute_metrics, need_satisfaction
+from fairarena.allocation.metrics import compute_metrics, need_satisfaction
 from fairarena.arena.profiles import Profile
 from fairarena.errors import InputError
 from fairarena.llm.base import ChatParams
@@ -108,7 +108,7 @@ class StepSolveFailed(Exception):
 class CompiledSteps:
     """The negotiator's lexicographic MILP, built once per debate and re-solved at every step.
 
-    Variables: the allocation ``x`` (as :class:`fairarena.allocation.optimal.AllocationMILP`), then,
+    Variables: the allocation ``x`` (as :class:`fairarena.allocation.milp.AllocationMILP`), then,
     when ``concession`` is on, one ``z_i`` per patient with ``z_i <= CNSS_i(x)`` and ``0 <= z_i <=
     CNSS_i(y)`` (upper bounds set per step from the partner's proposal ``y``) and the row
     ``sum_i z_i >= lambda * sum_i CNSS_i(y)`` (lower bound set per step), then the profile's stage
@@ -254,7 +254,7 @@ class Negotiator:
         if self._ideal is None:
             p = self.problem
             if self.profile.kind == "aligned":
-                from fairarena.allocation.optimal import optimal_allocation
+                from fairarena.allocation.frameworks import optimal_allocation
                 self._ideal = optimal_allocation(p, self.profile.framework, leximin=False)
             elif self.profile.kind == "baseline":
                 self._ideal = proportional_allocation(p)

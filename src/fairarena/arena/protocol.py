@@ -22,12 +22,13 @@ from typing import Any, Callable
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
-from fairarena.allocation.welfare import compute_metrics
+from fairarena.allocation.metrics import compute_metrics
 from fairarena.arena.closing import ClosingContext, decide, get_closing_rule
 from fairarena.arena.domain import TRIAGE, Domain
 from fairarena.arena.negotiator import Negotiator
-from fairarena.arena.parsing import ParsedProposal, parse_proposal, proposal_schema
+from fairarena.arena.parsing import parse_proposal, proposal_schema
 from fairarena.arena.profiles import Profile
+from fairarena.arena.step import Step
 from fairarena.arena.prompts import (
     PHASE_TASK, PHASE_TASK_MANY, PROMPT_VERSION, escape, excerpt, history_text, others_phrase, quote_references,
     reply_format,
@@ -109,25 +110,6 @@ class Agent:
 def default_names(n: int) -> list[str]:
     """A, B, C, ... (then A2, B2, ... past 26)."""
     return [chr(ord("A") + k % 26) + ("" if k < 26 else str(k // 26 + 1)) for k in range(n)]
-
-
-@dataclass
-class Step:
-    """The outcome of one ask (after any repairs)."""
-
-    proposal: ParsedProposal
-    metrics: dict[str, Any] | None
-    repairs: int
-
-    @property
-    def allocation(self) -> np.ndarray | None:
-        return self.proposal.allocation
-
-    def summary(self) -> dict[str, Any]:
-        m = self.metrics or {}
-        return {"valid": self.proposal.valid, "feasible": bool(m.get("feasible", False)) and self.proposal.valid,
-                "repairs": self.repairs, "violations": list(self.proposal.violations),
-                "metrics": {k: m[k] for k in ("esg", "rmg", "var", "dw_esg", "vwci", "gini")} if m else None}
 
 
 class DebateFailed(FairArenaError):

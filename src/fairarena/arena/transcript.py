@@ -116,7 +116,7 @@ def recompute_metrics(events: list[dict[str, Any]], *, finished_only: bool = Tru
     Returns one entry per scored event: ``{"event": index, "recorded": {...}, "recomputed": {...}}``.
     A transcript whose footer is not ``ok`` is refused (:class:`InputError`) unless ``finished_only=False``.
     """
-    from fairarena.allocation.welfare import compute_metrics
+    from fairarena.allocation.metrics import compute_metrics
     from fairarena.arena.domain import DOMAINS
     from fairarena.arena.parsing import validate_mapping
 
