@@ -81,3 +81,27 @@ def test_worked_example_values_on_the_small_path():
     np.testing.assert_allclose(pols["uf"][0], [1.0, 0.0])
     ev = evaluate_batch(mu, pols)
     assert ev["pf"]["pf"][0] == pytest.approx(1.0)
+
+
+def test_compile_notice_shown_once_when_the_cache_is_empty(monkeypatch):
+    """Where compilation happens (a large problem, nothing in the on-disk cache) the front end's notice
+    is shown around it, once per process; with a cache it is not shown at all."""
+    import contextlib
+
+    shown: list[int] = []
+
+    @contextlib.contextmanager
+    def notice():
+        shown.append(1)
+        yield
+
+    monkeypatch.setattr(solver, "compile_notice", notice)
+    monkeypatch.setattr(solver, "_notice_checked", False)
+    monkeypatch.setattr(solver, "_cached", lambda kernels: False)
+    solver.compiled_kernels()
+    solver.compiled_kernels()
+    assert shown == [1]
+    monkeypatch.setattr(solver, "_notice_checked", False)
+    monkeypatch.setattr(solver, "_cached", lambda kernels: True)
+    solver.compiled_kernels()
+    assert shown == [1]
