@@ -40,6 +40,7 @@ from fairarena.learners.catalog import make_learner
 from fairarena.learners.env import LEARNER_STREAM, SAMPLER_STREAM, MultiAgentBandit, seed_stream, validate_seeds
 
 BLOCK = 1024
+FLUSH_ROWS = 16384  # policies (rounds x runs) accounted per call of the notions' value functions
 
 
 def regret_notions() -> tuple[str, ...]:
@@ -237,7 +238,7 @@ class Recorder:
             self._pending_t0 = t0
         self._pending.append((P, miss))
         self._rows += P.shape[0]
-        if self._rows >= 2048:
+        if self._rows * self.policies.shape[0] >= FLUSH_ROWS:  # bounded memory, few calls per run
             self.flush()
 
     def flush(self) -> None:
