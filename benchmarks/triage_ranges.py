@@ -26,6 +26,7 @@ KEYS = ("esg", "gini", "rmg", "var", "dw_esg", "vwci", "gini_cnss")
 
 
 def fmt(lo: float, hi: float) -> str:
+    lo, hi = (0.0 if abs(v) < 5e-7 else v for v in (lo, hi))  # solver noise, not a negative Gini
     digits = 3 if max(abs(lo), abs(hi)) < 0.1 else 2
     return f"{lo:.{digits}f}-{hi:.{digits}f}"
 
