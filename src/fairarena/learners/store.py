@@ -2,8 +2,8 @@
 
 Layout of ``OUT``:
 
-- ``curves.parquet``: learner, seed, t, regret_{pf,ef,uf,nsw,ggi}, score_{pf,ef,uf}, p_0..p_{K-1}
-  on the logarithmic grid of rounds;
+- ``curves.parquet``: learner, seed, t, ``regret_X`` and ``score_X`` for every registered notion X
+  (:data:`fairarena.bandit.notions.NOTIONS`), p_0..p_{K-1} on the logarithmic grid of rounds;
 - ``arms.parquet``: learner, seed, t, arm (every pull, 0-based arms);
 - ``summary.json``: the ``--json`` document (rewards and per-learner summaries);
 - ``run.json``: config, seeds, package versions, git revision (:func:`fairarena.provenance.run_record`);
