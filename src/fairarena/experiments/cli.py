@@ -113,9 +113,11 @@ def register(app: typer.Typer) -> None:
             record = run_record({"file": str(file), "voters": voters}, seed, command="preflib")
             write_preflib(out, result, record)
         if json_out:
-            emit_json({"rewards": result["rewards"],
-                       "policies": {k: {kk: v[kk] for kk in ("policy", "pf", "ef", "uf")}
-                                    for k, v in result["policies"].items()}})
+            from fairarena.bandit.display import clean_numbers
+
+            emit_json({"rewards": result["rewards"],  # as given (the rank rewards), policies and scores snapped
+                       "policies": clean_numbers({k: {kk: v[kk] for kk in ("policy", "pf", "ef", "uf")}
+                                                  for k, v in result["policies"].items()})})
             return
         from rich.table import Table
 
