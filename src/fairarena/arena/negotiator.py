@@ -242,6 +242,7 @@ class Negotiator:
         self._ideal: np.ndarray | None = None
         self._steps: CompiledSteps | None = None
         self.last_valid: np.ndarray | None = None
+        self._memo: dict[tuple[bytes, float | None], np.ndarray] = {}
         self.note: str | None = None
         self.fallbacks: list[str] = []
 
@@ -342,8 +343,13 @@ class Negotiator:
         target = self.target(partner)
         total = float(target.sum())
         keep = lam * total * (1 - 1e-9) if total > 0 else None
+        key = (target.tobytes(), keep)
+        if key in self._memo:  # the same question as an earlier step (e.g. a final against an unchanged
+            return self._memo[key]  # partner, a decision on that same allocation): the same exact answer
         try:
-            return steps.solve(target, keep)
+            x = steps.solve(target, keep)
+            self._memo[key] = x
+            return x
         except StepSolveFailed as exc:
             if exc.stage > 0 and self._feasible(exc.partial):
                 # a tie-break stage failed: the earlier stages' optimum is a valid answer
