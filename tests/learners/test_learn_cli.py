@@ -88,6 +88,7 @@ def test_learn_dots_all_learners_human_output(tmp_path):
     (["--T", "12.5"], "whole number"),
     (["--T", "ten"], "whole number"),
     (["--nash-form", "cubic"], "form"),
+    (["--ef-kind", "cubed"], "ef_kind"),
     (["--instance", "missing.json"], "not found"),
 ])
 def test_bad_inputs_exit_2(args, needle, instance, tmp_path):
@@ -178,3 +179,15 @@ def test_interrupted_run_resumes_from_its_finished_batches(instance, tmp_path, m
     a = pd.read_parquet(out / "arms.parquet")
     b = pd.read_parquet(tmp_path / "ref" / "arms.parquet")
     assert a.equals(b) and not (out / "batches").exists()
+
+
+def test_ef_kind_option_judges_the_run(instance, tmp_path):
+    args = ["--learner", "uniform", "--instance", str(instance), "--T", "300", "--seeds", "1", "--json", "--no-figure"]
+    sq = json.loads(run(*args, "--out", str(tmp_path / "sq")).stdout)["learners"]["uniform"]
+    ab = run(*args, "--out", str(tmp_path / "ab"), "--ef-kind", "absolute")
+    assert ab.exit_code == 0, ab.output
+    ab = json.loads(ab.stdout)["learners"]["uniform"]
+    assert ab["final_policy"] == sq["final_policy"] and ab["regret"]["uf"] == sq["regret"]["uf"]
+    assert ab["regret"]["ef"] != sq["regret"]["ef"]
+    record = json.loads((tmp_path / "ab" / "run.json").read_text())
+    assert record["config"]["notion_options"] == {"ef_kind": "absolute"}

@@ -79,6 +79,7 @@ def register(app: typer.Typer) -> None:
         delta: Optional[float] = typer.Option(None, "--delta", help="Confidence level in (0,1) for pf and ggi (default 0.05)."),
         alpha: Optional[float] = typer.Option(None, "--alpha", help="PF confidence-radius scale (default 1/sqrt(2))."),
         growth: Optional[float] = typer.Option(None, "--growth", help="ef/nashucb re-solve schedule: re-solve when t grows by this factor (0: every round)."),
+        ef_kind: Optional[str] = typer.Option(None, "--ef-kind", help="Inequality the EF regret and score are judged with: squared (default) or absolute."),
         nash_form: Optional[str] = typer.Option(None, "--nash-form", help="nashucb NSW form: geometric (default) or product (the paper's; linear regret with many agents, see docs/learners.md)."),
         jobs: int = typer.Option(1, "--jobs", help="Parallel workers (-1: all cores)."),
         backend: str = typer.Option("processes", "--backend", help="Execution backend: processes, threads, serial or dask (loky, threading, sequential accepted)."),
@@ -101,6 +102,11 @@ def register(app: typer.Typer) -> None:
 
         T = parse_rounds(T_text)
         specs = build_specs(learner, gamma, delta, alpha, growth, nash_form)
+        options: dict[str, Any] = {} if ef_kind is None else {"ef_kind": ef_kind}
+        if options:
+            from fairarena.bandit.notions import make_options
+
+            make_options(options)  # validated before any work
         family = parse_family(rewards)
         if seeds < 1:
             raise InputError("seeds", seeds, "expected a positive number of seeds")
@@ -120,7 +126,7 @@ def register(app: typer.Typer) -> None:
         config: dict[str, Any] = {
             "command": "learn", "learners": [s.name for s in specs], "instance": instance, "rewards": family.label,
             "T": T, "seeds": seeds, "seed": seed, "jobs": jobs, "backend": backend, "grid": grid,
-            "params": {s.name: s.params() for s in specs},
+            "params": {s.name: s.params() for s in specs}, "notion_options": options,
         }
         with output_folder(out, "learn", force=force, resume=resume, config=config) as folder:
             batches = folder.path / BATCH_DIR
@@ -131,7 +137,7 @@ def register(app: typer.Typer) -> None:
             keep = dict(completed=completed,
                         on_result=lambda label, j, res: save_batch(batches / f"{label}.{j}.npz", res))
             if json_out:
-                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, grid_points=grid,
+                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, options=options, grid_points=grid,
                                         **keep)
             else:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -140,7 +146,7 @@ def register(app: typer.Typer) -> None:
                 with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                               TimeElapsedColumn(), console=console, transient=False) as prog:
                     tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
-                    results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, grid_points=grid,
+                    results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, options=options, grid_points=grid,
                                             progress=lambda label, n: prog.advance(tasks[label], n), **keep)
             save_run(out, env, results, config, figure=figure)
             shutil.rmtree(batches, ignore_errors=True)  # the run is complete: its batches are in the tables
