@@ -337,3 +337,67 @@ def test_prompts_are_kept_within_the_context_window_and_say_how(cohort):
     assert any(t.budget["summarised_rounds"] for t in budgeted)  # older rounds were summarised when needed
     assert any("summarised to fit" in t.messages[1]["content"] for t in budgeted)
     assert all(t.budget is None for t in res.turns if t.agent == "B")  # no window declared: untouched
+
+
+# -- another domain ----------------------------------------------------------------------------------------
+
+def test_the_protocol_runs_on_another_allocation_domain(tmp_path):
+    """A toy domain registered from outside the package: campsites and guides for three groups of
+    visitors. Nothing in the protocol, the closing rules or the transcript is specific to triage."""
+    from dataclasses import dataclass as dc
+
+    from fairarena.allocation.problem import AllocationProblem
+    from fairarena.arena.domain import DOMAINS
+    from fairarena.arena.prompts import cell
+
+    @dc(frozen=True)
+    class Visits:
+        name: str = "toy-visits"
+        item: str = "group"
+        item_id: str = "GROUP_ID"
+        setting: str = "a visitor allocation"
+
+        def problem(self, inst):
+            return AllocationProblem(ids=tuple(inst["groups"]), resources=("Campsite", "Guide"),
+                                     capacity=np.array([2.0, 5.0]), need=np.array([[1, 3], [1, 2], [1, 4]], float),
+                                     indivisible=np.array([True, False]), survival=np.array([0.5, 0.6, 0.7]),
+                                     urgency=np.array([1, 0, 2]), disadvantage=np.full(3, 1 / 3),
+                                     vulnerability=np.full(3, 1 / 3), gini_resource="Guide")
+
+        def render(self, inst):
+            return "Groups: " + ", ".join(cell(g) for g in inst["groups"]) + ". Capacities: Campsite 2, Guide 5."
+
+        def rules(self, problem):
+            return "Allocate campsites (whole units) and guide hours."
+
+        def retrieval_query(self, inst, framework):
+            return f"{framework} principles for visitor allocation"
+
+        def to_dict(self, inst):
+            return dict(inst)
+
+        def from_dict(self, data):
+            return dict(data)
+
+    dom = Visits()
+    DOMAINS.add(dom.name, dom)
+    try:
+        inst = {"groups": ["G1", "G2", "G3"]}
+        p = dom.problem(inst)
+        x = p.zeros()
+        x[0, 0], x[2, 0], x[1, 1] = 1, 1, 2.5
+        good = {"allocation": allocation_to_mapping(p, x), "justification": "two sites", "critique": ""}
+        seen = []
+        agents = [Agent(n, parse_agent("baseline"), ScriptedChatModel(lambda m, q: (seen.append(m), good)[1]), "scripted:t")
+                  for n in ("A", "B", "C")]
+        path = tmp_path / "t.jsonl"
+        res = run_debate(inst, agents, DebateConfig(rounds=1, closing="mean-repair"), transcript=path, domain=dom)
+        assert res.status == "ok" and all(res.feasible.values())
+        assert "Groups: G1, G2, G3" in seen[0][1]["content"] and "GROUP_ID" in seen[0][1]["content"]
+        assert "campsites" in seen[0][0]["content"] and "triage" not in seen[0][0]["content"]
+        ev = read_transcript(path)
+        assert ev[0]["domain"] == "toy-visits" and ev[0]["instance"] == inst and "cohort" not in ev[0]
+        checks = recompute_metrics(ev)
+        assert checks and all(c["recorded"]["esg"] == c["recomputed"]["esg"] for c in checks)
+    finally:
+        DOMAINS.remove(dom.name)

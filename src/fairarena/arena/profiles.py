@@ -81,20 +81,22 @@ class Profile:
             return "adversarial"
         return None
 
-    def system_prompt(self, *, rag_available: bool) -> str:
+    def system_prompt(self, *, rag_available: bool, rules: str | None = None) -> str:
+        """The system prompt; ``rules`` are the domain's (default: the triage rules, COMMON_RULES)."""
+        rules = COMMON_RULES if rules is None else rules
+        who = "a hospital triage assistant" if rules == COMMON_RULES else "an allocation assistant"
         if self.kind == "aligned":
             assert self.framework is not None
             head = f"You are an agent aligned with {framework_title(self.framework)}. {framework_statement(self.framework)}"
             if rag_available:
                 head += " Ground your proposal and justification in the quoted reference material for your framework."
-            return head + " " + COMMON_RULES
+            return head + " " + rules
         if self.kind == "baseline":
-            return "You are a hospital triage assistant. " + COMMON_RULES
+            return f"You are {who}. " + rules
         if self.kind == "adversarial":
-            return ADVERSARIAL_PROMPT + " " + COMMON_RULES
+            return ADVERSARIAL_PROMPT + " " + rules
         # adversarial-rag: neutral prompt, biased retrieval
-        return ("You are a hospital triage assistant. Follow the policy in the quoted reference material. "
-                + COMMON_RULES)
+        return f"You are {who}. Follow the policy in the quoted reference material. " + rules
 
 
 def parse_agent(spec: str) -> Profile:

@@ -189,7 +189,9 @@ class Debate:
             parts.append(extra)
         tasks = PHASE_TASK if len(self.names) == 2 else PHASE_TASK_MANY
         parts.append(tasks[phase] + reply_format(self.domain.item_id, phase == "decide"))
-        return [{"role": "system", "content": agent.profile.system_prompt(rag_available=agent.retriever is not None)},
+        system = agent.profile.system_prompt(rag_available=agent.retriever is not None,
+                                             rules=self.domain.rules(self.problem))
+        return [{"role": "system", "content": system},
                 {"role": "user", "content": "\n\n".join(parts)}]
 
     def fitted_messages(self, agent: Agent, phase: str, t: int, refs: list[Any], extra: str
