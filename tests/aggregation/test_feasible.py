@@ -1,0 +1,111 @@
+"""Feasible-set rules against brute force over every feasible allocation of a tiny problem."""
+
+import numpy as np
+import pytest
+
+from fairarena.aggregation.feasible import NASH_TOL
+from fairarena.aggregation.objectives import utilities, utility_range
+from fairarena.aggregation.rules import Agent, Profile, aggregate
+from fairarena.errors import InputError
+
+from .conftest import all_allocations, tiny_problem
+
+OBJ = ["utilitarian", "rawlsian", "prioritarian", "care"]
+
+
+@pytest.fixture(scope="module", params=["indicator", "fractional"])
+def setup(request):
+    p = tiny_problem(request.param)
+    X = all_allocations(p)
+    U = utilities(p, OBJ, X)
+    agents = [Agent(f"A{i}", o, X[k]) for i, (o, k) in enumerate(zip(OBJ, (0, 5, 9, len(X) - 1)))]
+    return p, X, U, Profile.from_proposals(p, agents)
+
+
+def test_ranges_are_the_feasible_extremes(setup):
+    p, X, _, _ = setup
+    from fairarena.aggregation.objectives import raw_values
+
+    raw = raw_values(p, OBJ, X)
+    for a, o in enumerate(OBJ):
+        worst, best = utility_range(p, o)
+        assert best == pytest.approx(raw[a].max(), abs=1e-9)
+        assert worst == pytest.approx(raw[a].min(), abs=1e-9)
+
+
+def _u(p, x):
+    return utilities(p, OBJ, x[None])[:, 0]
+
+
+def test_utilitarian(setup):
+    p, X, U, prof = setup
+    d = aggregate(prof, "utilitarian-feasible")
+    assert _u(p, d.allocation).sum() == pytest.approx(U.sum(0).max(), abs=1e-7)
+
+
+def test_leximin(setup):
+    p, X, U, prof = setup
+    d = aggregate(prof, "leximin-feasible")
+    best = max(tuple(np.round(np.sort(U[:, k]), 9)) for k in range(U.shape[1]))
+    assert tuple(np.round(np.sort(_u(p, d.allocation)), 9)) == best
+
+
+def test_ks_and_groups(setup):
+    p, X, U, prof = setup
+    assert _u(p, aggregate(prof, "ks-feasible").allocation).min() == pytest.approx(U.min(0).max(), abs=1e-7)
+    gprof = Profile(
+        [Agent(a.name, a.objective, a.allocation, group=g) for a, g in zip(prof.agents, "xxyy")],
+        prof.candidates, prof.U, prof.problem, prof.X)
+    g = aggregate(gprof, "maxmin-groups")
+    val = np.minimum(U[:2].mean(0), U[2:].mean(0)).max()
+    u = _u(p, g.allocation)
+    assert min(u[:2].mean(), u[2:].mean()) == pytest.approx(val, abs=1e-7)
+
+
+def test_nash_bargaining_within_tolerance(setup):
+    p, X, U, prof = setup
+    d = aggregate(prof, "nash-bargaining")
+    with np.errstate(divide="ignore"):
+        logs = np.log(U).sum(0)
+    assert np.log(_u(p, d.allocation)).sum() >= logs.max() - len(OBJ) * NASH_TOL - 1e-9
+
+
+def test_feasible_decisions_are_feasible_and_integral(setup):
+    p, X, U, prof = setup
+    from fairarena.allocation.problem import check_feasibility
+
+    for rule in ("utilitarian-feasible", "leximin-feasible", "nash-bargaining", "ks-feasible", "maxmin-groups",
+                 "mean", "median"):
+        assert check_feasibility(p, aggregate(prof, rule).allocation) == [], rule
+
+
+def test_nash_is_invariant_to_the_disagreement_choice_only_through_d():
+    p = tiny_problem()
+    X = all_allocations(p)
+    agents = [Agent(f"A{i}", o, X[k]) for i, (o, k) in enumerate(zip(OBJ, (3, 7, 11, 20)))]
+    prof = Profile.from_proposals(p, agents)
+    d = aggregate(prof, "nash-bargaining", disagreement="proposals")
+    dpt = prof.U.min(axis=1)
+    U = utilities(p, OBJ, X)
+    ok = (U >= dpt[:, None] - 1e-12).all(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        best = np.log(np.clip(U[:, ok] - dpt[:, None], 0, None)).sum(0).max()
+    got = np.log(np.clip(_u(p, d.allocation) - dpt, 0, None)).sum()
+    assert got >= best - len(OBJ) * NASH_TOL - 1e-9
+
+
+def test_objectives_without_linear_form_are_refused():
+    p = tiny_problem()
+    X = all_allocations(p)
+    prof = Profile.from_proposals(p, [Agent("A", "utilitarian", X[0]), Agent("B", "libertarian", X[1])])
+    with pytest.raises(InputError, match=r"agents\[1\].objective"):
+        aggregate(prof, "utilitarian-feasible")
+    assert aggregate(prof, "borda").winner in ("A", "B") or aggregate(prof, "borda").lottery
+
+
+def test_infeasible_proposal_is_reported_not_repaired():
+    p = tiny_problem()
+    x = p.zeros()
+    x[0, 0] = x[1, 0] = 1.0  # two ICU beds, capacity 1
+    with pytest.raises(InputError, match=r"agents\[0\].allocation.*ICU total 2 exceeds capacity 1"):
+        Profile.from_proposals(p, [Agent("A", "utilitarian", x), Agent("B", "care", p.zeros())])
