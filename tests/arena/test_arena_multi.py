@@ -401,3 +401,16 @@ def test_the_protocol_runs_on_another_allocation_domain(tmp_path):
         assert checks and all(c["recorded"]["esg"] == c["recomputed"]["esg"] for c in checks)
     finally:
         DOMAINS.remove(dom.name)
+
+
+def test_a_repair_prompt_stays_within_the_context_window(cohort):
+    from fairarena.llm.base import count_tokens
+    seen = []
+    a = _fixed("A", cohort, seen, reply=lambda m: "no allocation here " * 400)  # invalid, ~7,600 characters
+    a.model.context_window = 1900
+    cfg = DebateConfig(rounds=1, max_repairs=1, max_tokens=300, closing="mean-repair")
+    res = run_debate(cohort, a, build_agent("B", "baseline", "scripted", cohort), cfg)
+    assert res.status == "ok" and res.rounds[0]["a"]["repairs"] == 1
+    repair = seen[1]
+    assert count_tokens(a.model, repair) <= 1900 - 300
+    assert "no allocation found" in repair[-1]["content"]  # the violation is still quoted

@@ -251,8 +251,23 @@ class Debate:
                         + ("" if echo is text else f"\n(Your reply had {len(text)} characters; it is quoted back cut to "
                                                    f"{cfg.repair_echo_chars}.)")
                         + "\nReturn a corrected JSON object (same format) that fixes every violation.")
-            msgs = msgs + [{"role": "assistant", "content": echo}, {"role": "user", "content": feedback}]
+            msgs = self._repair_messages(agent, msgs, echo, feedback)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _repair_messages(self, agent: Agent, msgs: list[dict[str, str]], echo: str, feedback: str
+                         ) -> list[dict[str, str]]:
+        """The prompt plus the quoted invalid reply and the feedback; when the model declares a context
+        window and that does not fit, the quoted reply is cut to 200 characters, then left out."""
+        from fairarena.llm.base import count_tokens, max_prompt_tokens
+
+        out = msgs + [{"role": "assistant", "content": echo}, {"role": "user", "content": feedback}]
+        limit = max_prompt_tokens(agent.model, self.config.max_tokens)
+        if limit is None or count_tokens(agent.model, out) <= limit:
+            return out
+        short = msgs + [{"role": "assistant", "content": excerpt(echo, 200)}, {"role": "user", "content": feedback}]
+        if count_tokens(agent.model, short) <= limit:
+            return short
+        return msgs + [{"role": "user", "content": "Your previous reply is not repeated here (context limit). " + feedback}]
 
     def _brief(self, negotiator: Negotiator, name: str, phase: str, t: int, draft: np.ndarray | None) -> None:
         """Tell a scripted negotiator what it may know: the others' latest valid proposals and violations."""
