@@ -275,3 +275,16 @@ def test_later_stage_survives_a_tightly_fixed_earlier_optimum():
     best, _ = m.solve(m.weighted_cnss(p.disadvantage * p.survival), "max")
     got = compute_metrics_batch(p, x[None])["dw_esg"][0]
     assert got == pytest.approx(best, abs=1e-6)
+
+
+@pytest.mark.parametrize("form", ["indicator", "fractional"])
+def test_max_min_by_incumbent_improvement_equals_one_milp(form):
+    """The Rawlsian first stage (loose solve, exact LP per integer assignment, feasibility proof) gives
+    the optimum the former single MILP ``max m, m <= CNSS_i`` gives, on cohorts of every variant."""
+    for seed, variant in ((0, "tight"), (1, "standard"), (2, "high"), (3, "standard")):
+        p = sample_cohort(seed, variant).to_problem(cnss=form)
+        direct = AllocationMILP(p)
+        want, _ = direct.solve(direct.min_cnss(), "max")
+        _, got = AllocationMILP(p).max_min_cnss()
+        assert got == pytest.approx(want, abs=1e-6)
+        assert need_satisfaction(p, optimal_allocation(p, "rawlsian")).min() == pytest.approx(want, abs=1e-6)

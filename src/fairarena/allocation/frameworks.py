@@ -77,12 +77,14 @@ def solve_care(problem: AllocationProblem, **opts: Any) -> np.ndarray:
 def solve_rawlsian(problem: AllocationProblem, leximin: bool = False, **opts: Any) -> np.ndarray:
     """Max RMG; with ``leximin`` then the sums of the k smallest CNSS (Ogryczak), then ESG."""
     m = _milp(problem, **opts)
-    stages: list[tuple[Expr, str] | Callable[[], tuple[Expr, str]]] = [(m.min_cnss(), "max")]
+    expr, value = m.max_min_cnss()  # stage 1, exact (see AllocationMILP.max_min_cnss)
+    kept = [(m.fix(expr, value, "max"), expr, value, "max")]
+    stages: list[tuple[Expr, str] | Callable[[], tuple[Expr, str]]] = []
     if leximin:
         stages += [lambda k=k: (m.sum_smallest(k), "max") for k in range(2, problem.n)]
         stages.append((m.weighted_cnss(np.ones(problem.n)), "max"))
     stages.append((m.weighted_cnss(problem.survival), "max"))
-    return m.lexicographic(stages)
+    return m.lexicographic(stages, fixed=kept)
 
 
 def solve_egalitarian(problem: AllocationProblem, gini_tolerance: float = 0.0, **opts: Any) -> np.ndarray:

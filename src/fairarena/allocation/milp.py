@@ -41,6 +41,8 @@ Expr = dict[int, float]
 _STATUS = {1: "iteration or time limit reached", 2: "infeasible", 3: "unbounded", 4: "numerical or other failure"}
 MIP_REL_GAP = 1e-9
 STAGE_EPS = 1e-9
+MAX_MIN_TOL = 1e-6  # max_min_cnss: optimal to this (relative) tolerance (10x HiGHS's feasibility tolerance)
+MAX_MIN_START_GAP = 1e-2  # max_min_cnss: gap of the first, incumbent-finding solve
 STAGE_RETRY_EPS = 1e-6  # a later stage found infeasible (solver tolerance): earlier optima kept this loosely
 
 
@@ -135,8 +137,14 @@ class AllocationMILP:
         return {m: 1.0}
 
     # -- solving -------------------------------------------------------------------------------
-    def solve(self, objective: Expr, sense: str = "max") -> tuple[float, np.ndarray]:
-        """Optimise ``objective``; returns (optimal value, full solution vector)."""
+    def solve(self, objective: Expr, sense: str = "max", *, gap: float | None = None,
+              lb: np.ndarray | None = None, ub: np.ndarray | None = None,
+              relax: bool = False) -> tuple[float, np.ndarray]:
+        """Optimise ``objective``; returns (optimal value, full solution vector).
+
+        ``gap`` overrides the relative MIP gap; ``lb``/``ub`` override the variable bounds for this
+        solve only; ``relax`` drops integrality (an LP).
+        """
         nv = len(self.lb)
         c = np.zeros(nv)
         for k, v in objective.items():
@@ -156,11 +164,13 @@ class AllocationMILP:
                 lo[j], hi[j] = a, b
             A = coo_array((vals, (ri, ci)), shape=(len(self.rows), nv)).tocsr()
             constraints.append(LinearConstraint(A, lo, hi))
-        options: dict[str, float] = {"mip_rel_gap": MIP_REL_GAP}
+        options: dict[str, float] = {"mip_rel_gap": MIP_REL_GAP if gap is None else gap}
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit
-        res = milp(c, constraints=constraints, integrality=np.asarray(self.integer),
-                   bounds=Bounds(np.asarray(self.lb), np.asarray(self.ub)), options=options)
+        integrality = np.zeros(nv) if relax else np.asarray(self.integer)
+        res = milp(c, constraints=constraints, integrality=integrality,
+                   bounds=Bounds(np.asarray(self.lb if lb is None else lb), np.asarray(self.ub if ub is None else ub)),
+                   options=options)
         if res.status == 2:
             raise InfeasibleMILP(f"HiGHS MILP infeasible: {res.message}")
         if res.status != 0 or res.x is None:
@@ -168,6 +178,44 @@ class AllocationMILP:
                               f"({_STATUS.get(res.status, 'unknown')}): {res.message}")
         value = float(-res.fun if sense == "max" else res.fun)
         return value, np.asarray(res.x)
+
+    def max_min_cnss(self, tol: float = MAX_MIN_TOL) -> tuple[Expr, float]:
+        """Maximise ``min_i CNSS_i`` exactly (to ``tol``) by incumbent improvement; returns
+        ``(expression of the min, optimal value)``.
+
+        One MILP ``max m, m <= CNSS_i`` solved to optimality is slow past a hundred individuals when
+        integer beds mix with continuous shares (weak LP bound, long proof). Instead: (1) a loose-gap
+        solve gives an integer assignment; (2) with its integer variables fixed, an LP gives the exact
+        min CNSS ``v`` that assignment allows; (3) a feasibility MILP asks for ``CNSS_i >= v + tol``
+        for all ``i``: infeasible proves ``v`` optimal within ``tol``; feasible gives a better integer
+        assignment, back to (2) (each round improves ``v`` by at least ``tol / 2``; a "feasible" answer
+        that does not is the solver's tolerance, and ``v`` is kept).
+        """
+        expr = self.min_cnss()
+        (mv,) = expr
+        ints = np.flatnonzero(np.asarray(self.integer) == 1)
+        lb, ub = np.asarray(self.lb, float), np.asarray(self.ub, float)
+
+        def exact_value(sol: np.ndarray) -> float:
+            flb, fub = lb.copy(), ub.copy()
+            flb[ints] = fub[ints] = np.round(sol[ints])
+            value, _ = self.solve(expr, "max", lb=flb, ub=fub, relax=True)
+            return value
+
+        _, sol = self.solve(expr, "max", gap=MAX_MIN_START_GAP)
+        v = exact_value(sol)
+        while True:
+            step = tol * max(1.0, abs(v))
+            raised = lb.copy()
+            raised[mv] = v + step
+            try:
+                _, sol = self.solve({}, "max", lb=raised)
+            except InfeasibleMILP:
+                return expr, v
+            better = exact_value(sol)
+            if better < v + step / 2:  # "feasible" only within the solver's tolerance: v is optimal
+                return expr, v
+            v = better
 
     def fix(self, objective: Expr, value: float, sense: str = "max", eps: float = STAGE_EPS) -> int:
         """Keep a stage's optimum: ``objective >= value - e`` (max) or ``<= value + e`` (min) with
@@ -180,7 +228,7 @@ class AllocationMILP:
         return len(self.rows) - 1
 
     def lexicographic(self, stages: list[tuple[Expr, str] | Callable[[], tuple[Expr, str]]], *,
-                      fill: bool = True) -> np.ndarray:
+                      fill: bool = True, fixed: list[tuple[int, Expr, float, str]] | None = None) -> np.ndarray:
         """Solve objectives in order, fixing each optimum before the next; returns the allocation.
 
         A stage may be a callable building its objective (and auxiliaries) only when it is reached.
@@ -190,7 +238,7 @@ class AllocationMILP:
         if fill and self.form == "indicator":
             stages.append((add_exprs(*((1.0, e) for e in self.frac)), "max"))
         sol = None
-        fixed: list[tuple[int, Expr, float, str]] = []
+        fixed = list(fixed or [])  # (row, objective, value, sense) of optima kept before the first stage
         for j, stage in enumerate(stages):
             obj, sense = stage() if callable(stage) else stage
             try:
