@@ -59,6 +59,9 @@ def main() -> None:
 
     # one-time costs outside the timing: imports and loading the compiled solver (numba caches
     # it on disk; the very first run after installing also compiles it, ~30 s)
+    from fairarena.bandit.solver import warm_up
+
+    warm_up()  # the compiled kernels (a 20-setting warm-up alone may take the uncompiled small-problem path)
     run_sweep(cfg, limit=20, workers=args.workers)
     t0 = time.perf_counter()
     res = run_sweep(cfg, limit=args.settings, workers=args.workers)
