@@ -117,7 +117,10 @@ def main() -> None:
     warnings.filterwarnings("ignore", message="Solution may be inaccurate")
 
     instances = make_instances(args.instances, args.seed)
-    batched(make_instances(20, args.seed + 1))  # one-time: load (first run: compile) the numba solver
+    from fairarena.bandit.solver import warm_up
+
+    warm_up()  # one-time: load (first run: compile) the numba solver
+    batched(make_instances(20, args.seed + 1))
     R.POLICIES["nsw"](instances[0])  # and import cvxpy
     t0 = time.perf_counter()
     pols, _ = batched(instances)
