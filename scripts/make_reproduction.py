@@ -156,7 +156,7 @@ def write_page(res: dict, out: Path, page: Path) -> None:
     cen_df, cen_summ = res["central"]
     ours_abs, ours_cen = table(abs_df), table(cen_df)
     efv = {name: table(df.assign(_ef=s), {"ef": "_ef"}) for name, s in ef_variants(df).items()}
-    efv["|U_i - U_j| (absolute kind: its own EF policy and optimum)"] = ours_abs
+    efv["absolute differences, ef_kind = \"absolute\" (its own EF policy and optimum)"] = ours_abs
     ef_gaps = {name: gap(t, "ef") for name, t in efv.items()}
     best_ef = min(ef_gaps, key=ef_gaps.get)
     pf_min = float(df[df.policy == "pf"]["pf"].min())
