@@ -58,10 +58,13 @@ def _njit_off(*args: Any, **kwargs: Any) -> Any:
 
 @functools.cache
 def interpreted_kernels() -> types.ModuleType:
-    """The kernels module executed as plain Python (its ``njit`` decorators made no-ops)."""
+    """The kernels module executed as plain Python (its ``njit`` decorators made no-ops). Where the
+    source is not available (an install without ``.py`` files) the compiled kernels are used instead."""
     name = "fairarena.bandit._kernels"
     spec = importlib.util.find_spec(name)
-    src = spec.loader.get_source(name)  # type: ignore[union-attr]
+    src = spec.loader.get_source(name) if spec is not None and spec.loader is not None else None  # type: ignore[union-attr]
+    if src is None:  # pragma: no cover - byte-code-only installs
+        return compiled_kernels()
     marker = "from numba import njit\n"
     if marker not in src:  # pragma: no cover - guards against a silent change of the kernels module
         raise RuntimeError("the kernels module no longer imports njit the expected way")
