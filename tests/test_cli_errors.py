@@ -124,3 +124,17 @@ def test_negative_seed_rejected_everywhere(tmp_path, argv):
     r = fa(*(a.format(tmp=tmp_path) for a in argv))
     assert_one_line_error(r, "seed", "-1")
     assert sorted(os.listdir(tmp_path)) == []  # rejected before any write
+
+
+@pytest.mark.parametrize("argv", [
+    ("preflib", "--file", "src/fairarena/data/preflib/00024-00000003.soc", "--voters", "0", "--out", "{tmp}/p"),
+    ("debate", "--model", "scripted", "--rag", "off", "--temperature", "-1", "--out", "{tmp}/d"),
+    ("debate", "--model", "scripted", "--rag", "off", "--max-tokens", "0", "--out", "{tmp}/d"),
+    ("debate", "--model", "scripted", "--rag", "off", "--closing", "nosuch", "--out", "{tmp}/d"),
+    ("sweep", "--preset", "tiny", "--workers", "0", "--out", "{tmp}/s"),
+    ("learn", "--learner", "pf", "--gamma", "2", "--out", "{tmp}/l"),
+])
+def test_bad_option_leaves_no_output_folder(tmp_path, argv):
+    r = fa(*(a.format(tmp=tmp_path) for a in argv))
+    assert_one_line_error(r)
+    assert os.listdir(tmp_path) == []

@@ -257,6 +257,8 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
       Else without ``force``: refused (InputError). With ``force``: a folder written by an earlier run
       (it has ``.run.json``) is emptied first; files in a folder no run of ours wrote are kept.
     - Stale temporaries of killed runs (inside ``out`` and beside it) are removed.
+    - An :class:`InputError` raised inside the run (input only the command itself could check) removes
+      the folder again when this run created it and nothing was written: a rejected run leaves nothing.
     - ``.run.json`` records command, config digest, pid, host, start and the final status:
       ``ok`` on success, ``interrupted`` on Ctrl-C/SIGTERM (KeyboardInterrupt/SystemExit), else ``failed``
       with the reason.
@@ -267,6 +269,7 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
     import fcntl
 
     path = check_out_dir(out, field)
+    created = not path.exists()
     try:
         path.mkdir(parents=True, exist_ok=True)
         lock_path = path / LOCK_NAME
@@ -320,6 +323,13 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
                 folder.note(status="ok", finished=_now())
             else:
                 folder.note(status="interrupted", finished=_now(), reason=type(exc).__name__)
+            raise
+        except InputError:
+            # bad input found inside the run: as if it never ran (a folder we made and nothing wrote goes)
+            if created and not _user_entries(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                folder.note(status="failed", finished=_now(), reason="bad input")
             raise
         except BaseException as exc:
             reason = folder.manifest.get("reason") or f"{type(exc).__name__}: {exc}"[:500]

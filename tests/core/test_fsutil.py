@@ -182,3 +182,16 @@ def test_second_process_is_refused_naming_the_holder(tmp_path):
             pass
     with output_folder(out, "sweep", force=True):
         pass
+
+
+def test_input_error_inside_a_new_folder_leaves_nothing(tmp_path):
+    out = tmp_path / "new"
+    with pytest.raises(InputError):
+        with output_folder(out, "preflib"):
+            raise InputError("voters", 0, "expected a positive integer")
+    assert not out.exists()
+    out.mkdir()  # an existing folder is never removed
+    with pytest.raises(InputError):
+        with output_folder(out, "preflib"):
+            raise InputError("voters", 0, "expected a positive integer")
+    assert out.is_dir() and _manifest(out)["status"] == "failed"
