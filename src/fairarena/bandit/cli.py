@@ -127,7 +127,9 @@ def register(app: typer.Typer) -> None:
             procedural_core,
             proportionality,
         )
+        from fairarena.bandit.notions import make_options
 
+        make_options(tol=tol)  # the same tolerance check as policy/score (was unchecked here)
         mu = load_rewards(rewards)
         p, renormalised = load_policy_checked(policy, mu.shape[1])
         pc = procedural_core(mu, p, tol=tol)
