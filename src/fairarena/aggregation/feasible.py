@@ -6,8 +6,20 @@ Each agent ``a`` gets a variable ``u_a`` in [0, 1] bounded above by its normalis
 ``u_a <= CNSS_i / best_a`` for every ``i`` for the Rawlsian one (RMG). Every rule below is increasing in
 every ``u_a``, so at an optimum each bound is tight where it matters; the decision's utilities are
 recomputed from the returned allocation anyway. Indivisible resources stay integral (the MILP's
-``x`` variables). Objectives without an exact linear form (Gini, variance) are refused with an
-:class:`InputError` naming the agent: use a candidate-set rule for them.
+``x`` variables).
+
+The two minimised metrics:
+
+* egalitarian, ``u = 1 - D / ((n - 1) S)`` with ``D = sum_{i<j} |CNSS_i - CNSS_j|`` and ``S = sum_i CNSS_i``
+  (the Gini normalised by its worst value ``(n-1)/n``). ``u <= 1 - D/((n-1)S)`` is
+  ``D <= (n - 1)(S - u S)``, bilinear in ``u`` and ``S``; ``u`` is put on the grid
+  ``sum_k 2^-k b_k`` (``GINI_BITS`` binaries ``b_k``) so that every product ``b_k S`` is linearised
+  exactly (``0 <= w_k <= S``, ``w_k <= n b_k``, ``w_k >= S - n (1 - b_k)``). Exact up to the grid: the
+  modelled utility is the true one rounded down to a multiple of ``2^-GINI_BITS``.
+* libertarian, ``u = 1 - Var(CNSS) / W``: ``Var`` is a convex quadratic of CNSS, so
+  ``Var(CNSS) <= W (1 - u)`` is enforced by tangent cuts added where the solution breaks it (cutting
+  planes; each solve is repeated until every such agent's true variance is within ``VAR_TOL`` of its
+  modelled bound).
 
 Rules: utilitarian (max ``sum_a u_a``), leximin (max the sum of the ``k`` smallest ``u_a`` for
 ``k = 1..N`` in turn, Ogryczak & Sliwinski 2006), Nash bargaining (max ``sum_a log(u_a - d_a)``, the
@@ -25,7 +37,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from fairarena.aggregation.objectives import OBJECTIVES, milp_scale
+from fairarena.aggregation.objectives import OBJECTIVES, milp_scale, utility_range
 from fairarena.allocation.milp import AllocationMILP, Expr, add_exprs
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import InputError
@@ -37,13 +49,50 @@ NASH_TOL = 1e-4
 overestimates ``log(u_a - d_a)`` by at most this (so the Nash objective is within ``N * NASH_TOL``)."""
 NASH_MAX_ITER = 60
 NASH_FLOOR = 1e-6
+GINI_BITS = 10
+VAR_TOL = 1e-7
+VAR_MAX_CUTS = 400
+
+
+class _CutMILP(AllocationMILP):
+    """An allocation MILP whose solves add variance tangent cuts until they hold (see module doc)."""
+
+    var_agents: list[tuple[int, float]]
+
+    def cnss_values(self, sol: np.ndarray) -> np.ndarray:
+        return np.array([sum(v * sol[k] for k, v in e.items()) for e in self.cnss])
+
+    def var_cut(self, u: int, W: float, c: np.ndarray) -> None:
+        """Tangent of ``Var`` at CNSS vector ``c``: ``Var(c) + g (CNSS - c) <= W (1 - u)``."""
+        n = self.problem.n
+        var = float(c.var())
+        g = 2.0 * c / n - 2.0 * c.sum() / n**2
+        expr = add_exprs(*((float(gi), e) for gi, e in zip(g, self.cnss)), (W, {u: 1.0}))
+        self.add_row(expr, hi=W - var + float(g @ c))
+
+    def solve(self, objective: Expr, sense: str = "max") -> tuple[float, np.ndarray]:
+        for _ in range(VAR_MAX_CUTS):
+            value, sol = super().solve(objective, sense)
+            c = self.cnss_values(sol)
+            var = float(c.var())
+            added = False
+            for u, W in getattr(self, "var_agents", []):
+                if var > W * (1.0 - float(sol[u])) + VAR_TOL:
+                    self.var_cut(u, W, c)
+                    added = True
+            if not added:
+                return value, sol
+
+        from fairarena.errors import SolverError
+
+        raise SolverError(f"variance cuts did not converge within {VAR_MAX_CUTS} solves")
 
 
 class FeasibleModel:
     """An :class:`AllocationMILP` with one utility variable per agent."""
 
     def __init__(self, problem: AllocationProblem, objectives: Sequence[str], names: Sequence[str],
-                 time_limit: float | None = None) -> None:
+                 time_limit: float | None = None, seeds: np.ndarray | None = None) -> None:
         for a, nm in enumerate(objectives):
             if not OBJECTIVES.get(nm).milp:
                 raise InputError(f"agents[{a}].objective", nm,
@@ -51,14 +100,16 @@ class FeasibleModel:
                                  + ", ".join(OBJECTIVES.names(where=lambda e: bool(e.obj.milp)))
                                  + "); use a candidate-set rule for this one")
         self.problem = problem
-        self.m = AllocationMILP(problem, time_limit=time_limit)
+        self.m = _CutMILP(problem, time_limit=time_limit)
+        self.m.var_agents = []
         self.u: list[int] = []
         for nm in objectives:
             obj = OBJECTIVES.get(nm)
-            scale = milp_scale(problem, nm)
+            worst, best = utility_range(problem, nm)
+            scale = milp_scale(problem, nm) if obj.direction == "max" else 1.0
             u = self.m.add_var(0.0, 1.0)
             self.u.append(u)
-            if scale == 0.0:  # indifferent agent: utility 1 everywhere
+            if abs(best - worst) <= 1e-12:  # indifferent agent: utility 1 everywhere
                 self.m.add_row({u: 1.0}, lo=1.0)
                 continue
             if obj.milp == "linear":
@@ -66,9 +117,40 @@ class FeasibleModel:
                         "vwci": problem.vulnerability}[obj.metric]
                 expr = self.m.weighted_cnss(np.asarray(coef) * scale)
                 self.m.add_row(add_exprs((1.0, expr), (-1.0, {u: 1.0})), lo=0.0)
-            else:  # min CNSS
+            elif obj.milp == "min":  # min CNSS
                 for c in self.m.cnss:
                     self.m.add_row(add_exprs((scale, c), (-1.0, {u: 1.0})), lo=0.0)
+            elif obj.milp == "gini":
+                self._gini(u)
+            else:  # variance: cutting planes in _CutMILP.solve
+                self.m.var_agents.append((u, float(worst - best)))
+                for c in ([] if seeds is None else seeds):  # first cuts at the candidates' CNSS vectors
+                    self.m.var_cut(u, float(worst - best), np.asarray(c, dtype=float))
+
+    def _gini(self, u: int) -> None:
+        m, n = self.m, self.problem.n
+        S = add_exprs(*((1.0, c) for c in m.cnss))
+        grid: list[tuple[float, Expr]] = []
+        prods: list[tuple[float, Expr]] = []
+        for k in range(1, GINI_BITS + 1):
+            b = m.add_var(0.0, 1.0, integer=True)
+            w = m.add_var(0.0, np.inf)
+            m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, S)), hi=0.0)                   # w <= S
+            m.add_row({w: 1.0, b: -float(n)}, hi=0.0)                                  # w <= n b
+            m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, S), (-float(n), {b: 1.0})), lo=-float(n))  # w >= S - n(1-b)
+            grid.append((2.0**-k, {b: 1.0}))
+            prods.append((2.0**-k, {w: 1.0}))
+        m.add_row(add_exprs((1.0, {u: 1.0}), *((-c, e) for c, e in grid)), hi=0.0)     # u <= grid value
+        ds: list[tuple[float, Expr]] = []
+        for i in range(n):
+            for j in range(i + 1, n):
+                d = m.add_var(0.0, np.inf)
+                diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
+                m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
+                m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
+                ds.append((1.0, {d: 1.0}))
+        # D <= (n - 1) (S - sum_k 2^-k w_k)
+        m.add_row(add_exprs(*ds, (-(n - 1.0), S), *(((n - 1.0) * c, e) for c, e in prods)), hi=0.0)
 
     def total(self, weights: Sequence[float] | None = None) -> Expr:
         w = [1.0] * len(self.u) if weights is None else list(weights)
@@ -95,9 +177,16 @@ def _groups(names: Sequence[str], groups: Sequence[str] | None) -> dict[str, lis
 def solve_feasible(rule: str, problem: AllocationProblem, objectives: Sequence[str], names: Sequence[str], *,
                    groups: Sequence[str] | None = None, disagreement: Sequence[float] | None = None,
                    weights: Sequence[float] | None = None, tol: float = NASH_TOL,
-                   time_limit: float | None = None) -> tuple[np.ndarray, dict[str, Any]]:
-    """The allocation of feasible-set rule ``rule`` and a note dict (see module doc)."""
-    fm = FeasibleModel(problem, objectives, names, time_limit)
+                   time_limit: float | None = None, candidates: np.ndarray | None = None,
+                   ) -> tuple[np.ndarray, dict[str, Any]]:
+    """The allocation of feasible-set rule ``rule`` and a note dict (see module doc). ``candidates``
+    ``(K, n, R)`` (the proposals) seed the variance cuts."""
+    seeds = None
+    if candidates is not None:
+        from fairarena.allocation.metrics import need_satisfaction
+
+        seeds = need_satisfaction(problem, np.asarray(candidates, dtype=float))
+    fm = FeasibleModel(problem, objectives, names, time_limit, seeds)
     m = fm.m
     n_agents = len(fm.u)
     uexpr = [{u: 1.0} for u in fm.u]

@@ -54,9 +54,10 @@ NORMALISATIONS: dict[str, str] = {
 class Objective:
     """An agent's objective: the allocation metric it cares about and the metric's direction.
 
-    ``milp`` says how the feasible-set rules model the normalised utility exactly: ``"linear"`` (a
-    weighted sum of CNSS), ``"min"`` (the minimum CNSS), or ``""`` (no exact linear form: the
-    feasible-set rules refuse the objective, the candidate-set rules accept it)."""
+    ``milp`` says how the feasible-set rules model the normalised utility: ``"linear"`` (a weighted sum
+    of CNSS), ``"min"`` (the minimum CNSS), ``"gini"`` (Gini of CNSS, utility on a binary grid),
+    ``"var"`` (variance of CNSS, by cutting planes), or ``""`` (no form: the feasible-set rules refuse
+    the objective, the candidate-set rules accept it); see :mod:`fairarena.aggregation.feasible`."""
 
     name: str
     metric: str
@@ -65,7 +66,8 @@ class Objective:
 
 
 OBJECTIVES: Registry[Objective] = Registry("objective")
-_MILP_FORM = {"esg": "linear", "dw_esg": "linear", "vwci": "linear", "rmg": "min"}
+_MILP_FORM = {"esg": "linear", "dw_esg": "linear", "vwci": "linear", "rmg": "min", "gini_cnss": "gini",
+              "var": "var"}
 for _f in FRAMEWORKS.values():
     OBJECTIVES.add(_f.name, Objective(_f.name, _f.metric, _f.direction, _MILP_FORM.get(_f.metric, "")),
                    title=_f.label, description=f"{_f.name} framework: {METRICS.entry(_f.metric).description} "
@@ -77,7 +79,8 @@ def _range(problem: AllocationProblem, name: str) -> tuple[float, float]:
     obj = OBJECTIVES.get(name)
     n = problem.n
     if obj.metric in ("esg", "rmg", "dw_esg", "vwci"):
-        best_x = FRAMEWORKS.get(name).solve(problem)
+        solver = next(f for f in FRAMEWORKS.values() if f.metric == obj.metric).solve  # the metric's exact optimum
+        best_x = solver(problem)
         best = float(compute_metrics_batch(problem, best_x[None])[obj.metric][0])
         return 0.0, best
     if obj.metric == "gini_cnss":

@@ -231,7 +231,7 @@ def _feasible_rule(name: str, key: str, title: str, citation: str, description: 
         d = _disagreement(profile, disagreement)
         x, info = solve_feasible(key, problem, [a.objective for a in profile.agents], profile.names,
                                  groups=[a.group or a.name for a in profile.agents], disagreement=d,
-                                 tol=NASH_TOL if tol is None else tol, time_limit=time_limit)
+                                 tol=NASH_TOL if tol is None else tol, time_limit=time_limit, candidates=profile.X)
         util = utilities(problem, [a.objective for a in profile.agents], x[None], profile.normalise)[:, 0]
         if profile.normalise != "range":
             info["note"] = "the MILP optimises range-normalised utilities; utilities shown raw"
