@@ -180,10 +180,15 @@ def _to_frame(settings: list[Setting], results: list[dict[str, Any]], cfg: GridC
 
 def summarise(frame: Any, cfg: GridConfig) -> dict[str, Any]:
     """``{"table": {policy: {"pf": [mean, std], "ef": [...], "uf": [...]}}, "config": ...}``;
-    std is the sample standard deviation over settings (ddof = 1)."""
+    std is the sample standard deviation over settings (ddof = 1). Means and stds are snapped to 8
+    decimals (solver noise such as a mean of 0.9999999999999968 reads 1.0; the per-setting scores in
+    ``settings.parquet`` stay raw)."""
+    from fairarena.bandit.display import clean_number
+
     table: dict[str, dict[str, list[float]]] = {}
     for pname in cfg.policies:
         sub = frame[frame["policy"] == pname]
-        table[pname] = {k: [float(sub[k].mean()), float(sub[k].std(ddof=1)) if len(sub) > 1 else 0.0]
+        table[pname] = {k: [clean_number(sub[k].mean()),
+                            clean_number(sub[k].std(ddof=1)) if len(sub) > 1 else 0.0]
                         for k in ("pf", "ef", "uf")}
     return {"table": table, "config": cfg.model_dump()}
