@@ -1,0 +1,65 @@
+"""A study against a real local LLM: SmolLM2-135M-Instruct behind ``python -m llama_cpp.server`` through
+the ``openai`` backend (1 cohort, 1 framework, both opponents, 1 round, no repair turns, 48-token replies, concurrency 2;
+the issue's CI study has 2 cohorts: one costs minutes on a loaded 2-core machine). The runner is
+killed with SIGKILL once a debate is finished, then resumed; every debate must be there exactly once.
+A 135M model's allocations are nonsense: this asserts structure, never values."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("llama_cpp")
+pytest.importorskip("openai")
+
+from fairarena.experiments.study import expand, load_study, preset, to_toml  # noqa: E402
+from fairarena.experiments.study_store import finished_keys, load_results, run_study  # noqa: E402
+
+pytestmark = [pytest.mark.llm, pytest.mark.slow]
+
+
+def test_smollm2_study_killed_and_resumed(tmp_path):
+    from fairarena.llm.llamacpp_backend import bundled_gguf
+    from fairarena.llm.server import llama_server
+
+    try:
+        gguf = bundled_gguf("smollm2")
+    except Exception as exc:
+        pytest.skip(f"SmolLM2 GGUF not installed: {exc}")
+    with llama_server(gguf, n_ctx=4096) as url:
+        cfg = preset("tiny", cohorts=1, agent_a=["aligned:rawlsian"], model_a=f"openai:smollm2@{url}", rag="off",
+                     max_repairs=0, max_tokens=48, concurrency={url: 2})
+        study = tmp_path / "study.toml"
+        study.write_text(to_toml(cfg))
+        cfg, text = load_study(study)
+        tasks = expand(cfg)
+        assert len(tasks) == 1 * 1 * 2
+        root = tmp_path / "st"
+        proc = subprocess.Popen([sys.executable, "-m", "fairarena.cli", "study", "run", str(study), "--out", str(root),
+                                 "--backend", "threads", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + 1200
+            while not finished_keys(root):
+                assert proc.poll() is None, proc.stderr.read().decode()
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        before = finished_keys(root)
+        s = run_study(cfg, text, root, backend="threads")
+        assert s.ran == len(tasks) - len(before)
+    rows = load_results(root)
+    assert [r["key"] for r in rows] == [t.key for t in tasks]
+    assert finished_keys(root) == {t.key for t in tasks}
+    for r in rows:   # structure: a status, and for finished debates a round with both agents and a usage count
+        assert r["status"] in ("ok", "failed")
+        if r["status"] == "ok":
+            assert r["rounds"][0]["a"] is not None and r["usage"]["a"]["calls"] >= 3
