@@ -1,0 +1,98 @@
+"""Aggregation speed (issue 14): candidate-set rules per profile (batched), feasible-set rules on a
+standard triage cohort, the full axiom audit.
+
+Targets (a 2-core machine): every candidate-set rule on 6 agents x 6 candidates under 1 ms per profile
+(batched over ``--batch`` profiles); every feasible-set rule on a standard cohort (8 patients) with six
+agents under 1 s; the full audit (all candidate-set rules, 500 profiles) under 60 s. Baselines measured
+in the same run: pref_voting's per-profile call for the ranking rules, one exact framework optimum
+(the utilitarian MILP) for the feasible-set rules. Note ``uptime`` beside the figures.
+
+    .venv/bin/python benchmarks/bench_aggregation.py
+    .venv/bin/python benchmarks/bench_aggregation.py --skip-audit --runs 3
+
+Exit code 1 when a target is missed (``--no-check`` to only report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def _median(f, runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        f()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--batch", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--skip-audit", action="store_true")
+    ap.add_argument("--no-check", action="store_true")
+    args = ap.parse_args()
+    from fairarena.aggregation.rules import RULES, Agent, Profile, aggregate
+    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.triage.archetypes import sample_cohort
+
+    print(f"load: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
+    ok = True
+    U = np.random.default_rng(0).random((args.batch, 6, 6))
+    print(f"\ncandidate-set rules, 6 agents x 6 candidates, batch {args.batch} (target < 1 ms per profile)")
+    for name in RULES.names(kind="candidates"):
+        fn = RULES.entry(name).batched
+        fn(U[:10])  # warm-up (imports, compiled kernels)
+        per = _median(lambda: fn(U), args.runs) / args.batch * 1e3
+        ok &= per < 1.0
+        print(f"  {name:18s} {per:8.4f} ms/profile")
+    try:
+        from pref_voting.profiles import Profile as PV
+        from pref_voting.voting_methods import beat_path, borda
+
+        k = min(200, args.batch)
+        profs = [PV([list(map(int, np.argsort(-r))) for r in U[b]]) for b in range(k)]
+        for nm, vm in (("borda", borda), ("schulze", beat_path)):
+            per = _median(lambda: [vm(p) for p in profs], args.runs) / k * 1e3
+            print(f"  baseline pref_voting {nm:8s} {per:8.4f} ms/profile (one call per profile)")
+    except ImportError:
+        print("  (pref_voting not installed: no baseline)")
+
+    cohort = sample_cohort(0, "standard")
+    p = cohort.to_problem()
+    fws = list(FRAMEWORKS)
+    agents = [Agent(f"A{i}", f, FRAMEWORKS.get(f).solve(p)) for i, f in enumerate(fws)]
+    base = _median(lambda: FRAMEWORKS.get("utilitarian").solve(p), args.runs)
+    print(f"\nfeasible-set rules, standard cohort (seed 0, {p.n} patients); baseline one utilitarian optimum "
+          f"{base:.3f} s (target < 1 s)")
+    for label, ags in (("six frameworks", agents),
+                       ("four linear (util., rawls., prio., care)",
+                        [a for a in agents if a.objective in ("utilitarian", "rawlsian", "prioritarian", "care")])):
+        prof = Profile.from_proposals(p, ags)
+        print(f"  {label}:")
+        for name in RULES.names(kind="feasible"):
+            t = _median(lambda: aggregate(prof, name), 1 if label == "six frameworks" else args.runs)
+            ok &= t < 1.0 or label != "six frameworks"
+            print(f"    {name:22s} {t:8.3f} s  ({t / base:6.1f}x one optimum)")
+    if not args.skip_audit:
+        from fairarena.aggregation.audit import audit
+
+        t = time.perf_counter()
+        audit(profiles=500, seed=0)
+        dt = time.perf_counter() - t
+        ok &= dt < 60
+        print(f"\nfull audit (all candidate-set rules, 500 profiles): {dt:.1f} s (target < 60 s)")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    return 0 if ok or args.no_check else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
