@@ -1,0 +1,479 @@
+"""Stakeholder proposals, aggregation rules, the scripted debate, and per-stakeholder evaluation.
+
+Pillar (i): each stakeholder proposes the optimum of (a surrogate of) its objective:
+
+* **lists**: for every group, the ``k`` POIs with the highest per-POI score of the stakeholder
+  (:func:`poi_scores`; tourists: the group's relevance, exact for nDCG; local businesses rotate the small
+  providers across groups to spread exposure);
+* **flows**: an integer program (HiGHS through ``scipy.optimize.milp``) maximising the linear part of its
+  objective under the flow constraints (every visitor of a group makes one visit per slot; a POI takes at
+  most ``floor(capacity - baseline)`` tourists per slot). Exact for tourists, residents and the small-share
+  part of local businesses; the exposure Gini is replaced by a linear long-tail bonus and over-capacity is
+  modelled exactly with overflow variables.
+
+Pillar (ii): a rule decides. *Ranking rules* (lists only) aggregate, per group, the stakeholders' POI
+rankings into a list of k: ``borda``, ``schulze`` (Schulze's ranking from strongest paths), ``pav`` and
+``mes`` (committees of k from each stakeholder approving its top ``2k`` POIs, via ``abcvoting``; the
+committee is ordered by Borda score). *Candidate rules* (every rule of :data:`fairarena.aggregation.RULES`
+of kind "candidates": utilitarian, maximin, leximin, nash, ks, pf-lottery, ...) choose among candidate
+decisions: the proposals, the ranking rules' lists (lists) or weighted compromises (flows). Utilities are
+normalised per stakeholder over the candidates with the payoff table: ``u = (v - worst) / (best - worst)``,
+best = the value of its own proposal (its ideal), worst = the lowest value among the candidates.
+
+Pillar (iii): :func:`evaluate_decision` — every metric, each stakeholder's value and utility, and
+:func:`fairarena.evaluation.evaluate` (utility, regret, proportionality, decision share, worst-off).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from fairarena.errors import InputError, SolverError
+from fairarena.registry import Registry
+from fairarena.tourism.destination import Destination
+from fairarena.tourism.metrics import flow_metrics, list_metrics
+from fairarena.tourism.stakeholders import Stakeholder, stakeholder_value
+
+__all__ = ["DECISIONS", "RANKING_RULES", "rule_names", "poi_scores", "propose", "candidates", "utility_matrix",
+           "decide", "debate", "evaluate_decision", "run", "flows_problem"]
+
+DECISIONS = {"lists": "a ranked list of k POIs per tourist group",
+             "flows": "visitors of each group at each POI in each slot, under capacities"}
+
+RANKING_RULES: Registry[str] = Registry("rule")
+RANKING_RULES.add("borda", "borda", title="Borda (per group, over POIs)",
+                  description="POIs ranked by total Borda score over the stakeholders' rankings; top k",
+                  citation="Borda (1781)")
+RANKING_RULES.add("schulze", "schulze", title="Schulze ranking (per group, over POIs)",
+                  description="Schulze's ranking from the strongest paths of the pairwise margins; top k",
+                  citation="Schulze, Soc. Choice Welf. 36 (2011)")
+RANKING_RULES.add("pav", "pav", title="Proportional approval voting (committee of k)",
+                  description="each stakeholder approves its top 2k POIs; PAV committee via abcvoting",
+                  citation="Thiele (1895); Aziz et al., Soc. Choice Welf. 48 (2017)")
+RANKING_RULES.add("mes", "equal-shares", title="Method of Equal Shares (committee of k)",
+                  description="each stakeholder approves its top 2k POIs; equal shares via abcvoting",
+                  citation="Peters and Skowron, EC 2020")
+
+
+def rule_names(decision: str) -> list[str]:
+    """The rules that apply to ``decision``: ranking rules (lists only), then candidate rules."""
+    from fairarena.aggregation.rules import RULES
+
+    cand = [n for n in RULES.names(kind="candidates")]
+    if decision == "lists":
+        return list(RANKING_RULES) + [n for n in cand if n not in RANKING_RULES]
+    return cand
+
+
+# -- proposals ---------------------------------------------------------------------------------
+def poi_scores(d: Destination, s: Stakeholder, g: int) -> np.ndarray:
+    """Stakeholder ``s``'s score of every POI for group ``g``'s list (higher = preferred)."""
+    a = d.arrays
+    rel = a.relevance[g]
+    if s.kind == "tourists":
+        return rel.copy()
+    ratio = (a.baseline / a.capacity[:, None]).max(axis=1)
+    if s.kind == "residents":
+        return -a.residential.astype(float) - 0.1 * ratio + 0.01 * rel
+    if s.kind == "local-business":
+        return a.small.astype(float) + 0.5 * (1.0 - a.popularity) + 0.01 * rel
+    if s.kind == "destination":
+        envmax = a.env.max() if a.env.max() > 0 else 1.0
+        return -0.5 * a.env / envmax - 0.5 * np.minimum(1.0, ratio / d.comfort) + 0.01 * rel
+    raise InputError("stakeholder", s.name, "a known stakeholder kind")
+
+
+def _top(score: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-score, kind="stable")[:k]
+
+
+def propose_lists(d: Destination, s: Stakeholder, k: int) -> np.ndarray:
+    a = d.arrays
+    G = len(a.groups)
+    L = np.empty((G, k), dtype=int)
+    for g in range(G):
+        sc = poi_scores(d, s, g)
+        if s.kind == "local-business":  # rotate over the favoured POIs so exposure is spread
+            order = np.argsort(-sc, kind="stable")
+            n_fav = max(k, int(a.small.sum()))
+            off = (g * k) % n_fav
+            pick = [order[(off + i) % n_fav] for i in range(k)]
+            L[g] = pick
+        else:
+            L[g] = _top(sc, k)
+    return L
+
+
+@dataclass
+class _FlowLP:
+    G: int
+    P: int
+    S: int
+    A: Any
+    lo: np.ndarray
+    hi: np.ndarray
+    bounds_hi: np.ndarray
+
+
+def _flow_lp(d: Destination) -> _FlowLP:
+    from scipy.sparse import coo_matrix
+
+    a = d.arrays
+    G, P, S = len(a.groups), len(a.pois), a.baseline.shape[1]
+    nF, nO = G * P * S, P * S
+    idx = np.arange(nF).reshape(G, P, S)
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    r = 0
+    for g in range(G):           # every visitor of g makes one visit per slot
+        for s_ in range(S):
+            rows += [r] * P
+            cols += idx[g, :, s_].tolist()
+            vals += [1.0] * P
+            lo.append(a.size[g])
+            hi.append(a.size[g])
+            r += 1
+    free = np.floor(np.maximum(a.capacity[:, None] - a.baseline, 0.0))
+    for j in range(P):           # free capacity; overflow o_js >= baseline + sum_g F - comfort cap
+        for s_ in range(S):
+            rows += [r] * G
+            cols += idx[:, j, s_].tolist()
+            vals += [1.0] * G
+            lo.append(-np.inf)
+            hi.append(free[j, s_])
+            r += 1
+            rows += [r] * (G + 1)
+            cols += idx[:, j, s_].tolist() + [nF + j * S + s_]
+            vals += [1.0] * G + [-1.0]
+            lo.append(-np.inf)
+            hi.append(d.comfort * a.capacity[j] - a.baseline[j, s_])
+            r += 1
+    A = coo_matrix((vals, (rows, cols)), shape=(r, nF + nO)).tocsr()
+    return _FlowLP(G, P, S, A, np.array(lo), np.array(hi), np.concatenate([np.repeat(a.size, P * S), np.full(nO, np.inf)]))
+
+
+def flow_coefficients(d: Destination, s: Stakeholder) -> np.ndarray:
+    """The linear objective (to maximise) over ``(F, overflow)`` that stands for ``s``'s value (module doc)."""
+    a = d.arrays
+    G, P, S = len(a.groups), len(a.pois), a.baseline.shape[1]
+    T = a.size.sum() * S
+    cF = np.zeros((G, P, S))
+    cO = np.zeros((P, S))
+    tie = 1e-4 * a.relevance[:, :, None] / S
+    for m, w in s.objective.items():
+        if m == "satisfaction":
+            mine = np.array([s.persona is None or p == s.persona for p in a.personas])
+            tot = a.size[mine].sum()
+            if tot > 0:
+                cF += w * np.where(mine[:, None, None], a.relevance[:, :, None] / (S * tot), 0.0)
+        elif m == "crowding_residential":
+            cap_res = a.capacity[a.residential].sum() * S
+            if cap_res > 0:
+                cF += w * (a.residential[None, :, None] / cap_res)
+        elif m == "small_exposure_share":
+            cF += w * a.small[None, :, None] / T
+        elif m == "exposure_gini":   # linear surrogate: visits to less popular POIs lower the Gini
+            cF += -w * (1.0 - a.popularity)[None, :, None] / T
+        elif m == "emissions_norm":
+            envmax = a.env.max() if a.env.max() > 0 else 1.0
+            cF += w * a.env[None, :, None] / (T * envmax)
+        elif m == "over_capacity_share":
+            cO += w * np.ones((P, S)) / T
+        else:
+            raise InputError("objective", m, "a metric with a linear flow form")
+    return np.concatenate([(cF + tie).ravel(), cO.ravel()])
+
+
+def solve_flows(d: Destination, c: np.ndarray, lp: _FlowLP | None = None) -> np.ndarray:
+    """Integer flows maximising ``c`` (HiGHS); raises SolverError when HiGHS does not prove optimality."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
+    lp = lp or _flow_lp(d)
+    nF = lp.G * lp.P * lp.S
+    integrality = np.concatenate([np.ones(nF), np.zeros(lp.P * lp.S)])
+    res = milp(-c, constraints=LinearConstraint(lp.A, lp.lo, lp.hi), integrality=integrality,
+               bounds=Bounds(np.zeros(len(c)), lp.bounds_hi), options={"disp": False})
+    if res.status != 0 or res.x is None:
+        raise SolverError(f"flow program not solved to optimality: {res.message}")
+    return np.round(res.x[:nF]).reshape(lp.G, lp.P, lp.S)
+
+
+def propose(d: Destination, s: Stakeholder, decision: str, k: int = 5, lp: _FlowLP | None = None) -> np.ndarray:
+    """Stakeholder ``s``'s proposal (its optimum; module doc)."""
+    if decision == "lists":
+        return propose_lists(d, s, k)
+    return solve_flows(d, flow_coefficients(d, s), lp)
+
+
+# -- ranking rules (lists) ---------------------------------------------------------------------
+def _rankings(d: Destination, stakeholders: list[Stakeholder], g: int) -> np.ndarray:
+    return np.stack([np.argsort(-poi_scores(d, s, g), kind="stable") for s in stakeholders])
+
+
+def borda_scores(rankings: np.ndarray) -> np.ndarray:
+    """Borda score of each of P alternatives: ``sum_voters (P - 1 - position)``."""
+    N, P = rankings.shape
+    pos = np.empty_like(rankings)
+    pos[np.arange(N)[:, None], rankings] = np.arange(P)[None, :]
+    return (P - 1 - pos).sum(axis=0).astype(float)
+
+
+def schulze_ranking(rankings: np.ndarray) -> np.ndarray:
+    """Alternatives ordered by Schulze's relation (``a`` above ``b`` when the strongest path a->b beats
+    b->a), ties by Borda score then index. Strongest paths by Floyd-Warshall on the pairwise margins."""
+    N, P = rankings.shape
+    pos = np.empty_like(rankings)
+    pos[np.arange(N)[:, None], rankings] = np.arange(P)[None, :]
+    pref = (pos[:, :, None] < pos[:, None, :]).sum(axis=0)       # pref[a, b]: voters with a above b
+    margin = pref - pref.T
+    p = np.where(margin > 0, margin, 0).astype(float)
+    for m in range(P):
+        p = np.maximum(p, np.minimum(p[:, m:m + 1], p[m:m + 1, :]))
+    np.fill_diagonal(p, 0)
+    wins = (p > p.T).sum(axis=1)
+    return np.lexsort((np.arange(P), -borda_scores(rankings), -wins))
+
+
+def _committee(rankings: np.ndarray, k: int, rule: str) -> np.ndarray:
+    from abcvoting import abcrules
+    from abcvoting.preferences import Profile as ABCProfile
+
+    N, P = rankings.shape
+    m = min(P, 2 * k)
+    prof = ABCProfile(P)
+    prof.add_voters([set(int(x) for x in r[:m]) for r in rankings])
+    if rule == "pav":
+        com = abcrules.compute("pav", prof, k, resolute=True, algorithm="brute-force" if P <= 12 else "fastest")[0]
+    else:
+        com = abcrules.compute("equal-shares", prof, k, resolute=True)[0]
+    com = sorted(com)
+    b = borda_scores(rankings)
+    return np.array(sorted(com, key=lambda j: (-b[j], j)), dtype=int)
+
+
+def ranking_rule_lists(d: Destination, stakeholders: list[Stakeholder], rule: str, k: int) -> np.ndarray:
+    a = d.arrays
+    L = np.empty((len(a.groups), k), dtype=int)
+    for g in range(len(a.groups)):
+        R = _rankings(d, stakeholders, g)
+        if rule == "borda":
+            L[g] = np.lexsort((np.arange(R.shape[1]), -borda_scores(R)))[:k]
+        elif rule == "schulze":
+            L[g] = schulze_ranking(R)[:k]
+        else:
+            L[g] = _committee(R, k, rule)
+    return L
+
+
+# -- candidates, utilities, rules ---------------------------------------------------------------
+def metrics_of(d: Destination, decision: str, x: np.ndarray, attention: str = "position") -> dict[str, Any]:
+    return list_metrics(d, x, model=attention) if decision == "lists" else flow_metrics(d, x)
+
+
+@dataclass
+class Candidates:
+    names: list[str]
+    decisions: list[np.ndarray]
+    values: np.ndarray            # (N, K) stakeholder values
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+
+
+def candidates(d: Destination, stakeholders: list[Stakeholder], decision: str, k: int = 5, *,
+               attention: str = "position") -> Candidates:
+    """The proposals, then (lists) every ranking rule's lists or (flows) equal-weight and pairwise
+    compromises of the normalised objectives."""
+    names: list[str] = []
+    xs: list[np.ndarray] = []
+    lp = _flow_lp(d) if decision == "flows" else None
+    for s in stakeholders:
+        names.append(s.name)
+        xs.append(propose(d, s, decision, k, lp))
+    if decision == "lists":
+        for r in RANKING_RULES:
+            names.append(f"rule:{r}")
+            xs.append(ranking_rule_lists(d, stakeholders, r, k))
+    ms = [metrics_of(d, decision, x, attention) for x in xs]
+    V = np.array([[stakeholder_value(d, s, m, decision) for m in ms] for s in stakeholders])
+    if decision == "flows":
+        coefs = [flow_coefficients(d, s) for s in stakeholders]
+        span = np.maximum(V.max(axis=1) - V.min(axis=1), 1e-9)
+        N = len(stakeholders)
+        combos = [("compromise:all", list(range(N)))] + [
+            (f"compromise:{stakeholders[i].name}+{stakeholders[j].name}", [i, j])
+            for i, j in itertools.combinations(range(N), 2)]
+        for nm, members in combos:
+            c = sum(coefs[i] / span[i] for i in members)
+            names.append(nm)
+            xs.append(solve_flows(d, c, lp))
+            ms.append(metrics_of(d, decision, xs[-1], attention))
+        V = np.array([[stakeholder_value(d, s, m, decision) for m in ms] for s in stakeholders])
+    return Candidates(names, xs, V, ms)
+
+
+def utility_matrix(V: np.ndarray, ideal: np.ndarray | None = None) -> np.ndarray:
+    """Payoff-table normalisation (module doc): ``(V - worst) / (best - worst)`` per row, clipped to
+    [0, 1]; best = ``ideal`` (default the row maximum), worst = the row minimum; a row with best = worst
+    is indifferent (1)."""
+    best = V.max(axis=1) if ideal is None else np.asarray(ideal, dtype=float)
+    worst = V.min(axis=1)
+    span = best - worst
+    U = np.where(span[:, None] > 1e-12, (V - worst[:, None]) / np.where(span > 1e-12, span, 1.0)[:, None], 1.0)
+    return np.clip(U, 0.0, 1.0)
+
+
+def _profile(stakeholders: list[Stakeholder], names: list[str], U: np.ndarray) -> Any:
+    from fairarena.aggregation.rules import Agent, Profile
+
+    agents = [Agent(s.name, group=s.kind) for s in stakeholders]
+    return Profile.from_utilities(agents, names, U)
+
+
+def decide(d: Destination, stakeholders: list[Stakeholder], decision: str, rule: str, cands: Candidates,
+           k: int = 5, seed: int = 0) -> dict[str, Any]:
+    """Apply ``rule``; returns ``{"rule", "decision" (array), "chosen" (candidate name or None),
+    "lottery" (or None), "note"}``."""
+    if rule not in rule_names(decision):
+        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
+    if decision == "lists" and rule in RANKING_RULES:
+        i = cands.names.index(f"rule:{rule}")
+        return {"rule": rule, "decision": cands.decisions[i], "chosen": cands.names[i], "lottery": None,
+                "note": RANKING_RULES.entry(rule).description}
+    from fairarena.aggregation.rules import aggregate
+
+    U = utility_matrix(cands.values)
+    prof = _profile(stakeholders, cands.names, U)
+    dec = aggregate(prof, rule, seed=seed)
+    if dec.winner is not None:
+        i = cands.names.index(dec.winner)
+        return {"rule": rule, "decision": cands.decisions[i], "chosen": dec.winner, "lottery": None, "note": dec.note}
+    lot = dec.lottery or {}
+    draw = dec.draw if dec.draw is not None else max(lot, key=lot.get)
+    i = cands.names.index(draw)
+    return {"rule": rule, "decision": cands.decisions[i], "chosen": draw, "lottery": lot, "note": dec.note}
+
+
+def debate(stakeholders: list[Stakeholder], cands: Candidates, rule: str, rounds: int = 3, seed: int = 0
+           ) -> dict[str, Any]:
+    """The scripted debate: round 0 each agent proposes its ideal; in round ``t`` agent ``a``'s aspiration
+    is ``1 - (t / R) c_a`` (``c_a`` its profile's concession, default 0.5; never rises: monotone
+    concession) and it proposes, among the candidates it values at least that much, the one the others
+    value most (sum of their utilities). Agreement ends the debate; otherwise ``rule`` closes it over the
+    final proposals."""
+    from fairarena.aggregation.rules import aggregate
+
+    U = utility_matrix(cands.values)
+    N = len(stakeholders)
+    current = [int(np.argmax(U[a])) for a in range(N)]
+    history = [[cands.names[c] for c in current]]
+    for t in range(1, rounds + 1):
+        nxt = []
+        for a, s in enumerate(stakeholders):
+            c_a = float(s.profile.get("concession", 0.5))
+            level = 1.0 - (t / rounds) * c_a
+            ok = np.flatnonzero(U[a] >= level - 1e-12)
+            others = U.sum(axis=0) - U[a]
+            nxt.append(int(ok[np.argmax(others[ok])]))
+        current = nxt
+        history.append([cands.names[c] for c in current])
+        if len(set(current)) == 1:
+            return {"rounds": history, "agreed": True, "chosen": cands.names[current[0]], "index": current[0],
+                    "closing": None}
+    finals = sorted(set(current))
+    if len(finals) == 1:
+        return {"rounds": history, "agreed": True, "chosen": cands.names[finals[0]], "index": finals[0],
+                "closing": None}
+    closing = rule if rule not in RANKING_RULES else "nash"
+    prof = _profile(stakeholders, [cands.names[c] for c in finals], U[:, finals])
+    dec = aggregate(prof, closing, seed=seed)
+    win = dec.winner if dec.winner is not None else (dec.draw or max(dec.lottery, key=dec.lottery.get))
+    return {"rounds": history, "agreed": False, "chosen": win, "index": cands.names.index(win), "closing": closing}
+
+
+# -- evaluation --------------------------------------------------------------------------------
+def evaluate_decision(d: Destination, stakeholders: list[Stakeholder], decision: str, x: np.ndarray,
+                      cands: Candidates, attention: str = "position") -> dict[str, Any]:
+    """Every metric of ``x``, each stakeholder's value and utility (normalised like the candidates) and
+    fairarena.evaluation's view (utility, regret, proportionality, decision share, worst-off)."""
+    from fairarena.evaluation.stakeholders import evaluate
+
+    m = metrics_of(d, decision, x, attention)
+    v = np.array([stakeholder_value(d, s, m, decision) for s in stakeholders])
+    V = np.concatenate([cands.values, v[:, None]], axis=1)
+    U = utility_matrix(V)
+    prof = _profile(stakeholders, cands.names + ["decision"], U)
+    p = np.zeros(U.shape[1])
+    p[-1] = 1.0
+    ev = evaluate(prof, lottery=p)
+    table = [{"stakeholder": s.name, "value": float(v[i]), "utility": float(U[i, -1]),
+              "regret": float(1.0 - U[i, -1])} for i, s in enumerate(stakeholders)]
+    return {"metrics": m, "stakeholders": table, "evaluation": ev}
+
+
+def to_mapping(d: Destination, decision: str, x: np.ndarray) -> dict[str, Any]:
+    a = d.arrays
+    if decision == "lists":
+        return {a.groups[g]: [a.pois[j] for j in x[g]] for g in range(len(a.groups))}
+    out: dict[str, Any] = {}
+    for g in range(len(a.groups)):
+        row = {}
+        for j in range(len(a.pois)):
+            per = [int(v) for v in x[g, j]]
+            if any(per):
+                row[a.pois[j]] = dict(zip(d.slots, per))
+        out[a.groups[g]] = row
+    return out
+
+
+def run(d: Destination, stakeholders: list[Stakeholder], decision: str, rule: str, *, k: int = 5,
+        rounds: int = 0, seed: int = 0, attention: str = "position", cands: Candidates | None = None
+        ) -> dict[str, Any]:
+    """Proposals, the rule's decision (or a debate closed by the rule when ``rounds > 0``), evaluation."""
+    if decision not in DECISIONS:
+        raise InputError("--decision", decision, f"one of {', '.join(DECISIONS)}")
+    if decision == "lists" and not 1 <= k <= len(d.pois):
+        raise InputError("--k", k, f"1..{len(d.pois)} (the number of POIs)")
+    if rule not in rule_names(decision):
+        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
+    cands = cands or candidates(d, stakeholders, decision, k, attention=attention)
+    proposals = {s.name: {"decision": to_mapping(d, decision, cands.decisions[i]),
+                          "evaluation": evaluate_decision(d, stakeholders, decision, cands.decisions[i], cands,
+                                                          attention)["stakeholders"]}
+                 for i, s in enumerate(stakeholders)}
+    if rounds > 0:
+        deb = debate(stakeholders, cands, rule, rounds, seed)
+        x = cands.decisions[deb["index"]]
+        out_dec = {"rule": rule, "chosen": deb["chosen"], "debate": deb, "lottery": None}
+    else:
+        res = decide(d, stakeholders, decision, rule, cands, k, seed)
+        x = res["decision"]
+        out_dec = {"rule": rule, "chosen": res["chosen"], "lottery": res["lottery"], "note": res["note"]}
+    out_dec["decision"] = to_mapping(d, decision, x)
+    return {"decision_kind": decision, "rule": rule, "decision": out_dec, "proposals": proposals,
+            "evaluation": evaluate_decision(d, stakeholders, decision, x, cands, attention),
+            "candidates": cands.names, "seed": seed, "k": k if decision == "lists" else None,
+            "attention": attention}
+
+
+def flows_problem(d: Destination) -> Any:
+    """The flows as an :class:`~fairarena.allocation.problem.AllocationProblem`: individuals are the
+    tourist groups, resources are (POI, slot) pairs ``"P01@morning"`` with capacity ``floor(capacity -
+    baseline)`` (indivisible: visitors), need = the group's size for every (POI, slot) its persona finds
+    relevant. ``survival``/``urgency`` are neutral (1, 0) and the weights uniform: the triage metrics of this
+    problem are not the tourism metrics; the arena and the aggregation rules see capacities and feasibility."""
+    from fairarena.allocation.problem import AllocationProblem
+
+    a = d.arrays
+    G, P, S = len(a.groups), len(a.pois), a.baseline.shape[1]
+    res = [f"{p}@{s}" for p in a.pois for s in d.slots]
+    cap = np.floor(np.maximum(a.capacity[:, None] - a.baseline, 0.0)).ravel()
+    need = np.repeat((a.relevance > 0)[:, :, None], S, axis=2).reshape(G, P * S) * a.size[:, None]
+    for g in range(G):
+        if not need[g].any():
+            need[g] = a.size[g]
+    return AllocationProblem(ids=a.groups, resources=tuple(res), capacity=cap, need=need,
+                             indivisible=np.ones(P * S, dtype=bool), survival=np.ones(G), urgency=np.zeros(G),
+                             disadvantage=np.full(G, 1.0 / G), vulnerability=np.full(G, 1.0 / G),
+                             gini_resource=res[0])
