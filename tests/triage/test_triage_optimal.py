@@ -288,3 +288,16 @@ def test_max_min_by_incumbent_improvement_equals_one_milp(form):
         _, got = AllocationMILP(p).max_min_cnss()
         assert got == pytest.approx(want, abs=1e-6)
         assert need_satisfaction(p, optimal_allocation(p, "rawlsian")).min() == pytest.approx(want, abs=1e-6)
+
+
+@pytest.mark.parametrize("form", ["indicator", "fractional"])
+def test_egalitarian_by_incumbent_improvement_equals_one_milp(form):
+    from fairarena.allocation.milp import add_gini_bound
+
+    for seed, variant in ((0, "tight"), (1, "standard"), (2, "high")):
+        p = sample_cohort(seed, variant).to_problem(cnss=form)
+        direct = AllocationMILP(p)
+        add_gini_bound(direct, 0.0)
+        want, _ = direct.solve(direct.weighted_cnss(np.full(p.n, 1 / p.n)), "max")
+        got = need_satisfaction(p, optimal_allocation(p, "egalitarian"))
+        assert np.ptp(got) < 1e-6 and got.mean() == pytest.approx(want, abs=1e-6)

@@ -93,8 +93,10 @@ def solve_egalitarian(problem: AllocationProblem, gini_tolerance: float = 0.0, *
     maximises mean CNSS, stage 3 ESG."""
     m = _milp(problem, **opts)
     add_gini_bound(m, gini_tolerance)
-    return m.lexicographic([(m.weighted_cnss(np.full(problem.n, 1.0 / problem.n)), "max"),
-                            (m.weighted_cnss(problem.survival), "max")])
+    mean = m.weighted_cnss(np.full(problem.n, 1.0 / problem.n))
+    value = m.maximise(mean)  # exact (see AllocationMILP.maximise)
+    kept = [(m.fix(mean, value, "max"), mean, value, "max")]
+    return m.lexicographic([(m.weighted_cnss(problem.survival), "max")], fixed=kept)
 
 
 def entitlement_allocation(problem: AllocationProblem, **_: Any) -> np.ndarray:

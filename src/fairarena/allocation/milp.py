@@ -179,43 +179,58 @@ class AllocationMILP:
         value = float(-res.fun if sense == "max" else res.fun)
         return value, np.asarray(res.x)
 
-    def max_min_cnss(self, tol: float = MAX_MIN_TOL) -> tuple[Expr, float]:
-        """Maximise ``min_i CNSS_i`` exactly (to ``tol``) by incumbent improvement; returns
-        ``(expression of the min, optimal value)``.
+    def maximise(self, objective: Expr, tol: float = MAX_MIN_TOL) -> float:
+        """The maximum of ``objective``, exact to ``tol`` (relative), by incumbent improvement.
 
-        One MILP ``max m, m <= CNSS_i`` solved to optimality is slow past a hundred individuals when
-        integer beds mix with continuous shares (weak LP bound, long proof). Instead: (1) a loose-gap
-        solve gives an integer assignment; (2) with its integer variables fixed, an LP gives the exact
-        min CNSS ``v`` that assignment allows; (3) a feasibility MILP asks for ``CNSS_i >= v + tol``
-        for all ``i``: infeasible proves ``v`` optimal within ``tol``; feasible gives a better integer
-        assignment, back to (2) (each round improves ``v`` by at least ``tol / 2``; a "feasible" answer
-        that does not is the solver's tolerance, and ``v`` is kept).
+        One MILP solved to optimality is slow past a hundred individuals when integer beds mix with
+        continuous shares (weak LP bound, long proof). Instead: (1) a loose-gap solve gives an integer
+        assignment; (2) with its integer variables fixed, an LP gives the exact value ``v`` that
+        assignment allows; (3) a feasibility MILP asks for ``objective >= v + tol``: infeasible proves
+        ``v`` optimal within ``tol``; feasible gives a better integer assignment, back to (2) (each
+        round improves ``v`` by at least ``tol / 2``; a "feasible" answer that does not is the solver's
+        tolerance, and ``v`` is kept). Tested against the single MILP and brute force.
         """
-        expr = self.min_cnss()
-        (mv,) = expr
         ints = np.flatnonzero(np.asarray(self.integer) == 1)
         lb, ub = np.asarray(self.lb, float), np.asarray(self.ub, float)
 
         def exact_value(sol: np.ndarray) -> float:
             flb, fub = lb.copy(), ub.copy()
             flb[ints] = fub[ints] = np.round(sol[ints])
-            value, _ = self.solve(expr, "max", lb=flb, ub=fub, relax=True)
+            try:
+                value, _ = self.solve(objective, "max", lb=flb, ub=fub, relax=True)
+            except SolverError:  # HiGHS can fail on a model its presolve empties: use the point itself
+                value = float(sum(c * sol[k] for k, c in objective.items()))
             return value
 
-        _, sol = self.solve(expr, "max", gap=MAX_MIN_START_GAP)
+        _, sol = self.solve(objective, "max", gap=MAX_MIN_START_GAP)
         v = exact_value(sol)
+        single = next(iter(objective.items())) if len(objective) == 1 else None
         while True:
             step = tol * max(1.0, abs(v))
-            raised = lb.copy()
-            raised[mv] = v + step
             try:
-                _, sol = self.solve({}, "max", lb=raised)
+                if single is not None and single[1] > 0:  # a bound, not a row (HiGHS fails on the latter)
+                    raised = lb.copy()
+                    raised[single[0]] = max(raised[single[0]], (v + step) / single[1])
+                    _, sol = self.solve({}, "max", lb=raised)
+                else:
+                    self.add_row(objective, lo=v + step)
+                    try:
+                        _, sol = self.solve({}, "max")
+                    finally:
+                        self.rows.pop()
             except InfeasibleMILP:
-                return expr, v
+                return v
+            except SolverError:  # numerical trouble in the proof: fall back to the single MILP
+                return self.solve(objective, "max")[0]
             better = exact_value(sol)
-            if better < v + step / 2:  # "feasible" only within the solver's tolerance: v is optimal
-                return expr, v
+            if better < v + step / 2:
+                return v
             v = better
+
+    def max_min_cnss(self, tol: float = MAX_MIN_TOL) -> tuple[Expr, float]:
+        """Maximise ``min_i CNSS_i`` exactly (:meth:`maximise`); returns (expression, optimal value)."""
+        expr = self.min_cnss()
+        return expr, self.maximise(expr, tol)
 
     def fix(self, objective: Expr, value: float, sense: str = "max", eps: float = STAGE_EPS) -> int:
         """Keep a stage's optimum: ``objective >= value - e`` (max) or ``<= value + e`` (min) with
