@@ -36,7 +36,7 @@ def init_cmd(
         raise InputError("out", str(out), "a new file (it exists; --force overwrites it)")
     atomic_write_text(out, to_toml(cfg))
     err_console.print(f"wrote {out}: study '{cfg.name}', {len(expand(cfg))} debates "
-                      f"(run: fairarena study run {out} --out DIR)", highlight=False)
+                      f"(run: fairarena study run {out} --out DIR)", highlight=False, soft_wrap=True)
 
 
 @study_app.command("run")
