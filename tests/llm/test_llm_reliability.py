@@ -145,25 +145,25 @@ def test_timeouts_reach_the_client_and_kwargs_are_overridden_by_the_spec(fake_se
     assert (d.unwrap().timeout, d.unwrap().connect_timeout, d.find(RetryingModel).total_timeout) == (120.0, 10.0, 300.0)
 
 
-@pytest.mark.parametrize("spec, field", [
-    ("openai:m@http://127.0.0.1:1/v1?timeout=0", "timeout"),
-    ("openai:m@http://127.0.0.1:1/v1?timeout=nan", "timeout"),
-    ("openai:m@http://127.0.0.1:1/v1?timeout=abc", "timeout"),
-    ("openai:m@http://127.0.0.1:1/v1?connect_timeout=-1", "connect_timeout"),
-    ("openai:m@http://127.0.0.1:1/v1?context_window=8", "context_window"),
-    ("openai:m@http://127.0.0.1:1/v1?retries=3", "model"),
-    ("openai:m@http://127.0.0.1:1/v1?timeout=1&timeout=2", "model"),
-    ("openai:m@http://127.0.0.1:1/v1?timeout", "model"),
-    ("llamacpp:smollm2?n_ctx=abc", "n_ctx"),
-    ("llamacpp:smollm2?n_ctx=99999999", "n_ctx"),
-    ("openai:m?context_window=1e9", "context_window"),
-    ("openai:m?timeout=1e309", "timeout"),
-    ("scripted:echo?x=1", "model"),
+@pytest.mark.parametrize("spec, fragment", [
+    ("openai:m@http://127.0.0.1:1/v1?timeout=0", "option timeout='0': a positive, finite number of seconds"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout=nan", "option timeout='nan'"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout=abc", "option timeout='abc'"),
+    ("openai:m@http://127.0.0.1:1/v1?connect_timeout=-1", "option connect_timeout='-1'"),
+    ("openai:m@http://127.0.0.1:1/v1?context_window=8", "option context_window='8'"),
+    ("openai:m@http://127.0.0.1:1/v1?retries=3", "'retries' is not one"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout=1&timeout=2", "option 'timeout' once"),
+    ("openai:m@http://127.0.0.1:1/v1?timeout", "?name=value"),
+    ("llamacpp:smollm2?n_ctx=abc", "option n_ctx='abc'"),
+    ("llamacpp:smollm2?n_ctx=99999999", "from 16 to 1048576"),
+    ("openai:m?context_window=1e9", "option context_window='1e9'"),
+    ("openai:m?timeout=1e309", "option timeout='1e309'"),
+    ("scripted:echo?x=1", "takes none"),
 ])
-def test_bad_spec_options_are_input_errors_at_parse_time(spec, field):
+def test_bad_spec_options_are_input_errors_at_parse_time(spec, fragment):
     with pytest.raises(InputError) as exc:
         parse_model_spec(spec)
-    assert exc.value.field == field
+    assert exc.value.field == "model" and fragment in str(exc.value)
 
 
 def test_spec_options_round_trip_through_str():

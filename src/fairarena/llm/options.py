@@ -72,5 +72,8 @@ def parse_options(spec: str, query: str, options: Mapping[str, Option]) -> tuple
             raise InputError("model", spec, f"options of this backend ({known}); {k!r} is not one")
         if k in out:
             raise InputError("model", spec, f"option {k!r} once")
-        out[k] = options[k].convert(k, v)
+        try:
+            out[k] = options[k].convert(k, v)
+        except InputError as exc:  # name the spec the user wrote, and the option inside it
+            raise InputError("model", spec, f"option {k}={v!r}: {exc.expected}") from None
     return tuple(sorted(out.items()))
