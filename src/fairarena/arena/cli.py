@@ -14,12 +14,6 @@ from fairarena.cli_common import cli_errors, console, emit_json, fail
 ROW_METRICS = (("esg", "ESG"), ("rmg", "RMG"), ("var", "Var"), ("dw_esg", "DW-ESG"), ("vwci", "VWCI"), ("gini", "Gini"))
 
 
-def _capacities() -> Enum:
-    from fairarena.triage.cohort import CAPACITY_VARIANTS
-    return Enum("CapacityVariant", {k: k for k in CAPACITY_VARIANTS}, type=str)  # type: ignore[return-value]
-
-
-CapacityVariant = _capacities()
 RagMode = Enum("RagMode", {k: k for k in ("auto", "on", "off")}, type=str)  # type: ignore[misc]
 
 
@@ -158,7 +152,8 @@ def register(app: typer.Typer) -> None:
         model_b: Optional[str] = typer.Option(None, "--model-b", help="Model spec of the second participant."),
         cohort_file: Optional[Path] = typer.Option(None, "--cohort", help="Cohort JSON file (else sampled with --seed)."),
         seed: int = typer.Option(0, "--seed", help="Cohort seed (when no --cohort) and debate seed."),
-        capacity: CapacityVariant = typer.Option("tight", "--capacity", help="Capacity variant for a sampled cohort."),  # type: ignore[valid-type]
+        capacity: str = typer.Option("tight", "--capacity", help="Capacity variant for a sampled cohort "
+                                     "(see fairarena triage cohort --help)."),
         rounds: int = typer.Option(3, "--rounds", help="Debate rounds (1-50)."),
         closing: str = typer.Option("joint-draft", "--closing", help="Closing rule (see fairarena.arena.CLOSING_RULES)."),
         max_repairs: int = typer.Option(2, "--max-repairs", help="Repair turns for an invalid proposal (0-5)."),
@@ -179,8 +174,13 @@ def register(app: typer.Typer) -> None:
 
         from fairarena.fsutil import output_folder
 
+        from fairarena.errors import InputError
+        from fairarena.triage.cohort import CAPACITY_VARIANTS
+
+        if capacity not in CAPACITY_VARIANTS:  # checked here too: with --cohort it is otherwise unused
+            raise InputError("capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
         # every option is validated (and the cohort read) before the output folder is touched
-        plan = prepare_debate(cohort_file=cohort_file, seed=seed, capacity=capacity.value, agents=agent,
+        plan = prepare_debate(cohort_file=cohort_file, seed=seed, capacity=capacity, agents=agent,
                               agent_a=agent_a, agent_b=agent_b, models=model, model_b=model_b, rounds=rounds,
                               closing=closing, max_repairs=max_repairs, rag=rag.value, max_calls=max_calls,
                               temperature=temperature, max_tokens=max_tokens)
