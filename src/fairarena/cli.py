@@ -31,8 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "preflib": ("fairarena.experiments.cli",
                 "Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."),
     "study": ("fairarena.experiments.study_cli", "The triage-debate study: design (TOML), run/resume, status."),
-    "debate": ("fairarena.arena.cli", "Two agents negotiate a triage allocation over rounds; prints each round's "
-               "metrics and the joint final."),
+    "debate": ("fairarena.arena.cli", "Two or more agents negotiate a triage allocation over rounds; prints each "
+               "round's metrics and the joint final."),
     "study": ("fairarena.experiments.study_cli", "The triage-debate study: design (TOML), run/resume, status."),
     "aggregate": ("fairarena.aggregation.cli",
                   "Social-choice aggregation of agents' proposals: rules, run, axiom audit."),
