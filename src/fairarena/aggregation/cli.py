@@ -128,8 +128,6 @@ def audit_cmd(
         raise InputError("--profiles", profiles, "a positive number of profiles")
     names = audit_rules(rule)
     if witness is not None:
-        from fairarena.fsutil import check_out_file  # noqa: F401  (an unwritable place fails before any work)
-
         if witness.exists() and not witness.is_dir():
             raise InputError("--witness", str(witness), "a folder (it is a file)")
     res = audit(names, profiles=profiles, seed=seed)
