@@ -95,6 +95,8 @@ def solve_egalitarian(problem: AllocationProblem, gini_tolerance: float = 0.0, *
     add_gini_bound(m, gini_tolerance)
     mean = m.weighted_cnss(np.full(problem.n, 1.0 / problem.n))
     value = m.maximise(mean)  # exact (see AllocationMILP.maximise)
+    if value <= 1e-9 and gini_tolerance <= 0:
+        return problem.zeros()  # every CNSS is 0, so every needed amount is 0: the empty allocation
     kept = [(m.fix(mean, value, "max"), mean, value, "max")]
     return m.lexicographic([(m.weighted_cnss(problem.survival), "max")], fixed=kept)
 
