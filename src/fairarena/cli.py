@@ -38,6 +38,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
                   "Social-choice aggregation of agents' proposals: rules, run, axiom audit."),
     "evaluate": ("fairarena.aggregation.cli",
                  "Stakeholder-centric evaluation of a collective decision for the agents that shaped it."),
+    "tourism": ("fairarena.tourism.cli", "Multistakeholder tourism: destinations, stakeholders, recommendation "
+                "lists and visitor flows decided by social choice."),
+    "audit": ("fairarena.tourism.cli", "Audits of fairness goals: the conflict between two metrics."),
 }
 
 # Modules that contribute commands (derived from COMMANDS, in order).

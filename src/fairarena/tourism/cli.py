@@ -1,0 +1,224 @@
+"""``fairarena tourism ...`` (destination, stakeholders, run, compare) and ``fairarena audit conflict``.
+Each command validates its input before any work or write, calls the library and renders."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from fairarena.cli_common import check_seed, cli_errors, console, emit_json
+from fairarena.errors import InputError
+
+tourism_app = typer.Typer(name="tourism", help="Multistakeholder tourism: destinations, stakeholders, "
+                          "recommendation lists and visitor flows decided by social choice.", no_args_is_help=True)
+audit_app = typer.Typer(name="audit", help="Audits of fairness goals: the conflict between two metrics.",
+                        no_args_is_help=True)
+
+
+@tourism_app.command("destination")
+@cli_errors
+def destination_cmd(
+    out: Path = typer.Option(..., "--out", help="Destination JSON to write."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the synthetic destination."),
+    pois: int = typer.Option(40, "--pois", help="Number of POIs (synthetic)."),
+    from_csv: Optional[Path] = typer.Option(None, "--from-csv", help="Load POIs from a CSV (docs/tourism.md)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite --out."),
+    as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
+) -> None:
+    """Generate a seeded synthetic destination, or load a user's POIs from a CSV."""
+    from fairarena.fsutil import atomic_write_json, check_out_file
+    from fairarena.tourism.destination import from_csv as load_csv, generate
+
+    check_seed(seed)
+    check_out_file(out, "--out")
+    if out.exists() and not force:
+        raise InputError("--out", str(out), "a new file (exists; pass --force to overwrite)")
+    d = load_csv(from_csv) if from_csv is not None else generate(seed, pois)
+    atomic_write_json(out, d.to_dict())
+    summary = {"out": str(out), "pois": len(d.pois), "groups": {g.id: g.size for g in d.groups}, "seed": d.seed}
+    if as_json:
+        emit_json(summary)
+    else:
+        console.print(f"wrote {out} ({len(d.pois)} POIs, {len(d.groups)} tourist groups)")
+
+
+@tourism_app.command("stakeholders")
+@cli_errors
+def stakeholders_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List the built-in stakeholders, their values and objectives."""
+    from fairarena.tourism.stakeholders import builtin_names, make
+
+    rows = [{"name": s.name, "value": s.value, "objective": s.objective, "documents": list(s.documents),
+             "profile": s.profile} for s in (make(n) for n in builtin_names())]
+    if as_json:
+        emit_json({"stakeholders": rows})
+        return
+    from rich.table import Table
+
+    t = Table(title="tourism stakeholders")
+    for c in ("name", "objective", "value"):
+        t.add_column(c)
+    for r in rows:
+        t.add_row(r["name"], ", ".join(f"{w:+g} {m}" for m, w in r["objective"].items()), r["value"])
+    console.print(t)
+
+
+def _setup(destination: Path, stakeholders: str, decision: str, k: int, attention: str) -> Any:
+    from fairarena.tourism.decisions import DECISIONS
+    from fairarena.tourism.destination import load_destination
+    from fairarena.tourism.metrics import ATTENTION
+    from fairarena.tourism.stakeholders import parse_stakeholders
+
+    if decision not in DECISIONS:
+        raise InputError("--decision", decision, f"one of {', '.join(DECISIONS)}")
+    ATTENTION.check(attention)
+    ss = parse_stakeholders(stakeholders)
+    d = load_destination(destination, "--destination")
+    if decision == "lists" and not 1 <= k <= len(d.pois):
+        raise InputError("--k", k, f"1..{len(d.pois)}")
+    return d, ss
+
+
+def _table(result: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    t = Table(title=f"rule {result['rule']}: {result['decision']['chosen']}")
+    t.add_column("stakeholder")
+    t.add_column("utility")
+    t.add_column("regret")
+    for r in result["evaluation"]["stakeholders"]:
+        t.add_row(r["stakeholder"], f"{r['utility']:.3f}", f"{r['regret']:.3f}")
+    console.print(t)
+    m = result["evaluation"]["metrics"]
+    console.print(", ".join(f"{k} {v:.3g}" for k, v in m.items() if isinstance(v, float)))
+
+
+@tourism_app.command("run")
+@cli_errors
+def run_cmd(
+    destination: Path = typer.Option(..., "--destination", help="Destination JSON."),
+    stakeholders: str = typer.Option("tourists:family,residents,local-business,destination", "--stakeholders"),
+    decision: str = typer.Option("lists", "--decision", help="lists or flows."),
+    rule: str = typer.Option("schulze", "--rule", help="Aggregation rule (see docs/tourism.md)."),
+    k: int = typer.Option(5, "--k", help="List length."),
+    rounds: int = typer.Option(0, "--rounds", help="Debate rounds before the rule closes (0: the rule alone)."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM spec (not supported yet for tourism)."),
+    attention: str = typer.Option("position", "--attention", help="full-list or position."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Output folder (result.json)."),
+    force: bool = typer.Option(False, "--force"),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Each stakeholder proposes, the rule (or a scripted debate closed by it) decides, all are evaluated."""
+    from fairarena.tourism.decisions import run
+
+    check_seed(seed)
+    if model is not None and model != "scripted":
+        raise InputError("--model", model, "scripted (LLM agents are not wired to the tourism domain yet)")
+    if not 0 <= rounds <= 50:
+        raise InputError("--rounds", rounds, "0..50")
+    d, ss = _setup(destination, stakeholders, decision, k, attention)
+    from fairarena.tourism.decisions import rule_names
+
+    if rule not in rule_names(decision):
+        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
+    result = _write(out, force, "tourism run", lambda: run(d, ss, decision, rule, k=k, rounds=rounds, seed=seed,
+                                                           attention=attention))
+    if as_json:
+        emit_json(result)
+    else:
+        _table(result)
+
+
+def _write(out: Optional[Path], force: bool, command: str, work: Any, plot: Any = None) -> Any:
+    if out is None:
+        return work()
+    from fairarena.fsutil import atomic_write_json, output_folder
+    from fairarena.provenance import run_record
+
+    with output_folder(out, command, force=force) as folder:
+        result = work()
+        atomic_write_json(folder.path / "result.json", {**result, "provenance": run_record({"command": command},
+                                                                                          result.get("seed"))})
+        if plot is not None:
+            plot(result, folder.path)
+    return result
+
+
+@tourism_app.command("compare")
+@cli_errors
+def compare_cmd(
+    destination: Path = typer.Option(..., "--destination"),
+    stakeholders: str = typer.Option("tourists:family,residents,local-business,destination", "--stakeholders"),
+    decision: str = typer.Option("lists", "--decision"),
+    k: int = typer.Option(5, "--k"),
+    rounds: int = typer.Option(3, "--rounds", help="Rounds of the scripted debate shown beside the rules."),
+    attention: str = typer.Option("position", "--attention"),
+    seed: int = typer.Option(0, "--seed"),
+    out: Optional[Path] = typer.Option(None, "--out"),
+    force: bool = typer.Option(False, "--force"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Every rule side by side (table and plot), plus the scripted debate."""
+    from fairarena.tourism.compare import compare, plot_compare
+
+    check_seed(seed)
+    d, ss = _setup(destination, stakeholders, decision, k, attention)
+    result = _write(out, force, "tourism compare", lambda: compare(d, ss, decision, k=k, rounds=rounds, seed=seed,
+                                                                   attention=attention),
+                    plot=lambda r, p: plot_compare(r, p / "compare.png"))
+    if as_json:
+        emit_json(result)
+        return
+    from rich.table import Table
+
+    names = [s.name for s in ss]
+    t = Table(title=f"tourism compare ({decision})")
+    t.add_column("rule")
+    t.add_column("chosen")
+    for n in names:
+        t.add_column(n)
+    for r in result["rows"]:
+        t.add_row(r["rule"], str(r["chosen"]), *[f"{r['utilities'][n]:.3f}" for n in names])
+    console.print(t)
+
+
+@audit_app.command("conflict")
+@cli_errors
+def conflict_cmd(
+    problem: Path = typer.Option(..., "--problem", help="A triage cohort or a tourism destination (JSON)."),
+    x: str = typer.Option(..., "--x", help="First metric."),
+    y: str = typer.Option(..., "--y", help="Second metric."),
+    points: int = typer.Option(50, "--points", help="Grid points of the frontier."),
+    attention: str = typer.Option("full-list", "--attention", help="Tourism: attention model of the metrics."),
+    k: int = typer.Option(5, "--k", help="Tourism: list length."),
+    seed: int = typer.Option(0, "--seed"),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for result.json and frontier.png."),
+    force: bool = typer.Option(False, "--force"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Pareto frontier between two metrics, whether they conflict, price of fairness, alternative definitions."""
+    from fairarena.evaluation.conflict import audit, plot_frontier
+
+    check_seed(seed)
+    result = _write(out, force, "audit conflict", lambda: {**audit(str(problem), x, y, points, seed, k, attention),
+                                                           "seed": seed},
+                    plot=lambda r, p: plot_frontier(r, str(p / "frontier.png")))
+    if as_json:
+        emit_json(result)
+        return
+    console.print(f"{result['problem']}: {result['x']} vs {result['y']} ({result['method']}), "
+                  f"{len(result['points'])} frontier points")
+    console.print(f"no conflict: {result['no_conflict']}; price of fairness: {result['x']} "
+                  f"{result['price_of_fairness_x']:.3f}, {result['y']} {result['price_of_fairness_y']:.3f}")
+    for a in result["alternatives"]:
+        console.print(f"under {a['attention']} attention: no conflict {a['no_conflict']}, price of fairness "
+                      f"{a['price_of_fairness_x']:.3f} / {a['price_of_fairness_y']:.3f} -> conflict {a['verdict']}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``tourism`` and ``audit`` groups."""
+    app.add_typer(tourism_app, name="tourism")
+    app.add_typer(audit_app, name="audit")
