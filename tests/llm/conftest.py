@@ -31,6 +31,7 @@ class FakeOpenAIServer:
         self.raw: tuple[int, str, bytes] | None = None
         self.completion: Any = None
         self.echo_key = False
+        self.drip: float = 0.0  # seconds between single bytes of a 200 body (a server that drips its answer)
         self._release = threading.Event()
         srv = self
 
@@ -61,6 +62,21 @@ class FakeOpenAIServer:
                     return
                 if srv.completion is not None:
                     return self._send(200, srv.completion)
+                if srv.drip:
+                    data = json.dumps({"choices": [{"message": {"content": "slow " * 200}}]}).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    for i in range(len(data)):
+                        if srv._release.wait(srv.drip):
+                            return
+                        try:
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                        except OSError:  # the client gave up
+                            return
+                    return
                 rf = (body.get("response_format") or {}).get("type")
                 if rf in srv.reject_response_formats:
                     return self._send(400, {"error": {"message": f"response_format {rf} unsupported"}})

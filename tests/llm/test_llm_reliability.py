@@ -376,3 +376,12 @@ def test_a_refused_prompt_costs_no_budget_and_no_retry(fake_server):
         m.chat([{"role": "user", "content": "x" * 500}], max_tokens=8)
     assert m.find(BudgetedModel).calls == 0 and slept == [] and fake_server.requests == []
     assert m.chat([{"role": "user", "content": "hi"}], max_tokens=8).text == "hello from the fake server"
+
+
+def test_a_server_dripping_its_answer_cannot_outlast_total_timeout(fake_server):
+    """Each byte arrives well within the read time-out, so only the call's deadline can end it."""
+    fake_server.drip = 0.2  # ~1000 bytes: 200 s for the whole body
+    m = build_model(f"openai:m@{fake_server.base_url}?timeout=5&total_timeout=1.5", retries=3, base_delay=0.01)
+    with pytest.raises(RetriesExhaustedError, match=r"still arriving after .*total_timeout reached"):
+        m.chat(MSG)
+    assert len(fake_server.requests) == 1

@@ -119,10 +119,11 @@ class OpenAIChatModel(ContextMixin):
             t0 = time.perf_counter()
             failure: LLMError | None = None
             try:
-                raw = client.chat.completions.with_raw_response.create(**kwargs, timeout=timeouts)
-                http = raw.http_response
-                content = http.read()
-                content_type = http.headers.get("content-type", "")
+                # the body is read chunk by chunk so that a server dripping bytes slower than the read
+                # time-out can still not outlast the call's deadline (total_timeout)
+                with client.chat.completions.with_streaming_response.create(**kwargs, timeout=timeouts) as raw:
+                    content_type = raw.headers.get("content-type", "")
+                    content = self._read_body(raw, t0)
             except openai.OpenAIError as exc:
                 failure = self._translate(exc, mode, timeouts)
                 if failure is None:  # the server does not support this response_format: degrade
@@ -142,6 +143,16 @@ class OpenAIChatModel(ContextMixin):
                           estimated=True)
         return ChatResponse(text=text, backend=self.backend, model=self.model, usage=usage, latency_s=latency,
                             finish_reason=finish_reason, json_mode=mode)
+
+    def _read_body(self, raw: Any, t0: float) -> bytes:
+        chunks: list[bytes] = []
+        for chunk in raw.iter_bytes():
+            chunks.append(chunk)
+            left = remaining_time()
+            if left is not None and left <= 0:
+                raise TransientLLMError(f"answer from {self.base_url} still arriving after "
+                                        f"{time.perf_counter() - t0:.3g}s (total_timeout reached)")
+        return b"".join(chunks)
 
     def _translate(self, exc: Any, mode: str | None, timeouts: Any) -> LLMError | None:
         """The typed error for a client exception, or ``None`` when the JSON mode should degrade."""
