@@ -209,3 +209,28 @@ def test_resume_with_nothing_to_do_repairs_a_stale_table(tmp_path):
     stamp = os.stat(root / "results.jsonl").st_mtime_ns
     _run(cfg, root)
     assert os.stat(root / "results.jsonl").st_mtime_ns == stamp           # current: not rewritten
+
+
+def test_a_dying_backend_keeps_what_finished_and_says_so(tmp_path, monkeypatch):
+    import fairarena.experiments.study_store as ss
+
+    cfg = tiny_design()
+    tasks = expand(cfg)
+    real = ss.execute
+
+    def dies(todo, opts, **kw):
+        gen = real(todo, opts, **kw)
+        yield next(gen)
+        yield next(gen)
+        raise RuntimeError("worker process died")
+
+    monkeypatch.setattr(ss, "execute", dies)
+    root = tmp_path / "st"
+    with pytest.raises(ss.StudyRunError) as exc:
+        _run(cfg, root)
+    assert "after 2 of 8" in str(exc.value) and "worker process died" in str(exc.value)
+    assert len(finished_keys(root)) == 2
+    assert json.loads((root / ".run.json").read_text())["status"] == "failed"
+    monkeypatch.setattr(ss, "execute", real)
+    s = _run(cfg, root)
+    assert (s.ran, s.skipped, s.ok) == (len(tasks) - 2, 2, len(tasks))

@@ -59,14 +59,28 @@ def run_cmd(
 ) -> None:
     """Run every debate of a study not finished yet; exit 1 when some debate failed."""
     from fairarena.experiments.study import load_study
-    from fairarena.experiments.study_store import run_study
+    from fairarena.experiments.study_store import StudyRunError
 
     cfg, text = load_study(study)
     kw: dict[str, Any] = dict(backend=backend, workers=workers, address=address, retry_failed=retry_failed,
                               force=force, cache=cache, offline=offline, limit=limit)
+    try:
+        summary = _run(cfg, text, out, kw, as_json, backend)
+    except StudyRunError as exc:
+        raise fail(str(exc), code=1) from None
     if as_json:
-        summary = run_study(cfg, text, out, **kw)
         emit_json(summary.to_dict())
+    else:
+        _print_summary(summary.to_dict())
+    if summary.failed:
+        raise typer.Exit(1)
+
+
+def _run(cfg: Any, text: str, out: Path, kw: dict[str, Any], as_json: bool, backend: str) -> Any:
+    from fairarena.experiments.study_store import run_study
+
+    if as_json:
+        return run_study(cfg, text, out, **kw)
     else:
         from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                                    TimeRemainingColumn)
@@ -80,10 +94,7 @@ def run_cmd(
             def progress(done: int, failed: int, inflight: int, total: int) -> None:
                 bar.update(tid, completed=done, total=total, failed=failed, inflight=inflight)
 
-            summary = run_study(cfg, text, out, progress=progress, **kw)
-        _print_summary(summary.to_dict())
-    if summary.failed:
-        raise typer.Exit(1)
+            return run_study(cfg, text, out, progress=progress, **kw)
 
 
 def _print_summary(s: dict[str, Any]) -> None:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from fairarena.errors import InputError
+from fairarena.errors import FairArenaError, InputError
 from fairarena.experiments.study import DebateTask, StudyConfig, cohort_of, expand, prompt_version
 from fairarena.fsutil import atomic_write_json, atomic_write_text
 
@@ -538,7 +538,12 @@ class RunSummary:
 Progress = Callable[[int, int, int, int], None]   # (done, failed, in flight, total to run)
 
 
-def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool) -> None:
+class StudyRunError(FairArenaError):
+    """The execution backend itself failed (a worker process died, the cluster went away). Every debate
+    finished before it is on disk; rerunning the same command resumes."""
+
+
+def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool, n_tasks: int) -> None:
     """Check (or create) ``study.json``: a folder made from a different design is refused unless ``force``."""
     from fairarena.provenance import run_record
 
@@ -561,7 +566,7 @@ def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool) -> No
     atomic_write_text(root / "study.toml", text)
     atomic_write_json(meta_path, {
         "format": STORE_FORMAT, "study_digest": cfg.digest(), "name": cfg.name, "design": cfg.canonical(),
-        "tasks": len(expand(cfg)), "prompt_version": prompt_version(),
+        "tasks": n_tasks, "prompt_version": prompt_version(),
         "provenance": run_record(cfg.canonical(), None, command="study run"),
     })
 
@@ -572,9 +577,8 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
               progress: Progress | None = None) -> RunSummary:
     """Run (or resume) a study into ``out``. Finished debates are skipped; failed ones are rerun only with
     ``retry_failed``. ``limit`` runs at most that many of the remaining debates (for trials)."""
-    from fairarena.provenance import run_record
-
     from fairarena.execution import check_workers, resolve_backend
+    from fairarena.provenance import run_record
 
     t_start = time.perf_counter()
     root = Path(out)
@@ -601,7 +605,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         workers = 1
     _preflight(cfg, tasks)
     with folder_lock(root):
-        prepare_store(root, cfg, text, force=force)
+        prepare_store(root, cfg, text, force=force, n_tasks=len(tasks))
         clean_temporaries(root)
         before, status = _status_of(root, tasks)
         todo = [t for t in tasks if t.key not in status or (retry_failed and status[t.key] == "failed")]
@@ -613,13 +617,19 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         done = 0
         if progress:
             progress(0, 0, min(workers, len(todo)), len(todo))
-        for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address):
-            commit_debate(root, rec, data)
-            done += 1
-            if rec["status"] != "ok":
-                failed_now.append({"key": task.key, "error": str(rec.get("error"))})
-            if progress:
-                progress(done, len(failed_now), min(workers, len(todo) - done), len(todo))
+        try:
+            for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address):
+                commit_debate(root, rec, data)
+                done += 1
+                if rec["status"] != "ok":
+                    failed_now.append({"key": task.key, "error": str(rec.get("error"))})
+                if progress:
+                    progress(done, len(failed_now), min(workers, len(todo) - done), len(todo))
+        except (FairArenaError, OSError):
+            raise
+        except Exception as exc:   # the backend, not a debate (those never raise out of execute_task)
+            raise StudyRunError(f"the {backend} backend failed after {done} of {len(todo)} debates "
+                                f"({type(exc).__name__}: {exc}); finished debates are saved, rerun to resume") from exc
         if todo:
             after, _ = _status_of(root, tasks)
             rebuild_results(root, tasks)
@@ -627,7 +637,8 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
             after = before
             if not _results_current(root, status):
                 rebuild_results(root, tasks)
-        summary = RunSummary(len(tasks), len(tasks) - len(todo), len(todo), after.ok, after.failed, after.pending,
+        rerun = {t.key for t in todo}
+        summary = RunSummary(len(tasks), sum(1 for k in status if k not in rerun), len(todo), after.ok, after.failed, after.pending,
                              failed_now, round(time.perf_counter() - t_start, 3), backend, workers, str(root))
         rec = run_record(None, None, command="study run", summary={k: v for k, v in summary.to_dict().items()
                                                                   if k != "failed_now"},
