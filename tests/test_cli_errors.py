@@ -138,3 +138,11 @@ def test_bad_option_leaves_no_output_folder(tmp_path, argv):
     r = fa(*(a.format(tmp=tmp_path) for a in argv))
     assert_one_line_error(r)
     assert os.listdir(tmp_path) == []
+
+
+def test_check_tolerance_validated(tmp_path):
+    rw = tmp_path / "rw.json"
+    rw.write_text('{"rewards": [[0.9, 0.1], [0.1, 0.9]]}')
+    p = tmp_path / "p.json"
+    p.write_text('{"policy": [0.5, 0.5]}')
+    assert_one_line_error(fa("check", "--rewards", rw, "--policy", p, "--tol", "-1"), "tol")
