@@ -366,7 +366,7 @@ def debate(stakeholders: list[Stakeholder], cands: Candidates, rule: str, rounds
 
     U = utility_matrix(cands.values)
     N = len(stakeholders)
-    current = [int(np.argmax(U[a])) for a in range(N)]
+    current = list(range(N))   # the first N candidates are the proposals, in stakeholder order
     history = [[cands.names[c] for c in current]]
     for t in range(1, rounds + 1):
         nxt = []

@@ -1,0 +1,63 @@
+"""Conflict audit: the Pareto filter by brute force, the summary on hand-made frontiers, and the exact
+triage frontier against every feasible allocation of a tiny problem."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fairarena.evaluation.conflict import _summary, audit_tourism, audit_triage, pareto_front
+from fairarena.tourism.destination import generate
+
+
+def test_pareto_front_brute_force():
+    rng = np.random.default_rng(0)
+    X, Y = rng.integers(0, 6, 40).astype(float), rng.integers(0, 6, 40).astype(float)
+    keep = set(map(tuple, np.c_[X, Y][pareto_front(X, Y, "max", "min")]))
+    brute = {(x, y) for x, y in zip(X, Y)
+             if not any(a >= x and b <= y and (a > x or b < y) for a, b in zip(X, Y))}
+    assert keep == brute
+
+
+def test_no_conflict_and_price_of_fairness():
+    s = _summary(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0]), "max", "max", 1e-9)
+    assert s["no_conflict"] and s["price_of_fairness_x"] == 0 and s["price_of_fairness_y"] == 0
+    s = _summary(np.array([4.0, 2.0]), np.array([0.5, 0.0]), "max", "min", 1e-9)
+    assert not s["no_conflict"]
+    assert s["price_of_fairness_x"] == pytest.approx(0.5)     # x falls from 4 to 2 at the best y
+    assert s["price_of_fairness_y"] == pytest.approx(0.5)     # absolute when the best y is 0
+
+
+def _tiny_problem():
+    from fairarena.allocation.problem import AllocationProblem
+
+    return AllocationProblem(ids=("a", "b", "c"), resources=("Bed", "Nursing"), capacity=[2, 2],
+                             need=[[1, 1], [1, 0], [1, 2]], indivisible=[True, True],
+                             survival=[0.9, 0.5, 0.3], urgency=[1, 2, 3], disadvantage=[1 / 3] * 3,
+                             vulnerability=[1 / 3] * 3, gini_resource="Nursing")
+
+
+def test_exact_triage_frontier_equals_brute_force():
+    from fairarena.allocation.metrics import compute_metrics_batch
+    from fairarena.allocation.problem import is_feasible
+
+    p = _tiny_problem()
+    res = audit_triage(p, "esg", "rmg", points=20)
+    xs = [np.array(v, float).reshape(3, 2) for v in itertools.product(range(3), repeat=6)]
+    X = np.stack([x for x in xs if is_feasible(p, x)])
+    m = compute_metrics_batch(p, X)
+    keep = pareto_front(m["esg"], m["rmg"], "max", "max")
+    brute = sorted({(round(float(m["esg"][i]), 9), round(float(m["rmg"][i]), 9)) for i in keep})
+    got = sorted({(round(a, 9), round(b, 9)) for a, b in res["points"]})
+    assert got == brute
+
+
+def test_tourism_alternative_definition_reported():
+    d = generate(0, 15)
+    res = audit_tourism(d, "satisfaction", "exposure_gini", points=10, k=3)
+    assert res["alternatives"] and res["alternatives"][0]["attention"] == "position"
+    assert res["alternatives"][0]["verdict"] in ("vanishes", "shrinks", "stays or grows")
+    res2 = audit_tourism(d, "satisfaction", "popularity_mean", points=10, k=3)
+    assert res2["alternatives"] == []     # popularity does not depend on attention
