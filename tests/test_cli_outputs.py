@@ -88,7 +88,7 @@ def test_debate_rerun_needs_force(tmp_path):
     r = run(*DEBATE, "--out", str(out))
     assert r.returncode == 2 and "--force" in r.stderr and "Traceback" not in r.stderr
     assert (out / "old-notes.txt").exists()  # refused before touching anything
-    stale = tmp_path / ".out.x1y2z3.tmp"  # what a run killed inside atomic_dir(out) leaves beside it
+    stale = tmp_path / ".out.x1y2z3ab.tmp"  # what a run killed inside atomic_dir(out) leaves beside it
     stale.mkdir()
     (stale / "result.json").write_text("{")
     assert run(*DEBATE, "--out", str(out), "--force").returncode == 0

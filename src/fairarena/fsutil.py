@@ -135,11 +135,16 @@ def _is_temp_name(name: str) -> bool:
 def remove_stale_temporaries(out: str | os.PathLike[str]) -> list[Path]:
     """Remove temporary files and folders a killed run left inside ``out`` and beside it
     (``.OUTNAME.XXXX.tmp``). Only call this while holding ``out``'s lock: then no live writer owns them."""
-    out = Path(out)
+    import re
+
+    out = Path(out).resolve()
     removed: list[Path] = []
     candidates: list[Path] = []
-    if out.parent.is_dir():
-        candidates += [p for p in out.parent.glob(f".{out.name}.*") if _is_temp_name(p.name)]
+    if out.name and out.parent.is_dir():
+        # exactly atomic_dir(out)'s temporary folder name (tempfile's 8 random characters): never a
+        # sibling file's temporary such as .out.json.XXXXXXXX.tmp
+        mine = re.compile(rf"\.{re.escape(out.name)}\.[a-z0-9_]{{8}}\.tmp")
+        candidates += [p for p in out.parent.glob(f".{out.name}.*") if mine.fullmatch(p.name)]
     if out.is_dir():
         candidates += [p for p in out.iterdir() if _is_temp_name(p.name)]
     for p in candidates:

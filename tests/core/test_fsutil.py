@@ -129,7 +129,7 @@ def test_unwritable_out_named(tmp_path):
 def test_stale_temporaries_removed_on_next_run(tmp_path):
     out = tmp_path / "run"
     out.mkdir()
-    beside = tmp_path / ".run.k2j3h4.tmp"  # what atomic_dir(out) leaves when killed
+    beside = tmp_path / ".run.k2j3h4ab.tmp"  # what atomic_dir(out) leaves when killed
     beside.mkdir()
     (beside / "settings.parquet").write_bytes(b"x" * 100)
     inside = out / ".summary.json.abc.tmp"
@@ -138,9 +138,12 @@ def test_stale_temporaries_removed_on_next_run(tmp_path):
     fig.write_text("")
     unrelated = tmp_path / ".other.abc.tmp"  # another folder's temporary: not ours to remove
     unrelated.mkdir()
+    sibling = tmp_path / ".run.json.abcd1234.tmp"  # a live writer of the sibling file run.json
+    sibling.write_text("")
     with output_folder(out, "sweep") as folder:
         assert sorted(p.name for p in folder.removed) == sorted([beside.name, inside.name, fig.name])
     assert not beside.exists() and not inside.exists() and not fig.exists() and unrelated.exists()
+    assert sibling.exists()
     assert remove_stale_temporaries(out) == []
 
 
