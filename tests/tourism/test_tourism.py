@@ -149,3 +149,29 @@ def test_cli_exit_2_and_json(tmp_path):
     doc = json.loads(r.stdout)
     assert set(doc) >= {"decision", "proposals", "evaluation"}
     assert all(len(v) == 3 for v in doc["decision"]["decision"].values())
+
+
+def test_pav_committee_maximises_pav_score_brute_force():
+    pytest.importorskip("abcvoting")
+    rng = np.random.default_rng(5)
+    for _ in range(10):
+        R = np.stack([rng.permutation(6) for _ in range(4)])
+        k = 2
+        com = set(D.committee(R, k, "pav").tolist())
+        approvals = [set(r[: 2 * k].tolist()) for r in R]
+
+        def score(c):
+            return sum(sum(1.0 / i for i in range(1, len(a & set(c)) + 1)) for a in approvals)
+
+        best = max(score(c) for c in itertools.combinations(range(6), k))
+        assert score(com) == pytest.approx(best)
+
+
+def test_mes_gives_a_cohesive_half_its_share():
+    pytest.importorskip("abcvoting")
+    # two voters approve {0,1,2,3}, two approve {4,5,6,7} (top 2k of their rankings, k = 2): MES picks one
+    # POI from each side (each half of the voters can afford one POI of price n/k = 2)
+    R = np.array([[0, 1, 2, 3, 4, 5, 6, 7], [0, 1, 3, 2, 4, 5, 6, 7], [4, 5, 6, 7, 0, 1, 2, 3],
+                  [4, 5, 7, 6, 0, 1, 2, 3]])
+    com = set(D.committee(R, 2, "mes").tolist())
+    assert len(com & {0, 1, 2, 3}) == 1 and len(com & {4, 5, 6, 7}) == 1

@@ -120,10 +120,9 @@ def run_cmd(
     if not 0 <= rounds <= 50:
         raise InputError("--rounds", rounds, "0..50")
     d, ss = _setup(destination, stakeholders, decision, k, attention)
-    from fairarena.tourism.decisions import rule_names
+    from fairarena.tourism.decisions import check_rule
 
-    if rule not in rule_names(decision):
-        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
+    check_rule(decision, rule)
     result = _write(out, force, "tourism run", lambda: run(d, ss, decision, rule, k=k, rounds=rounds, seed=seed,
                                                            attention=attention))
     if as_json:

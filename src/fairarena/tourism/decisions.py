@@ -52,21 +52,37 @@ RANKING_RULES.add("schulze", "schulze", title="Schulze ranking (per group, over 
                   description="Schulze's ranking from the strongest paths of the pairwise margins; top k",
                   citation="Schulze, Soc. Choice Welf. 36 (2011)")
 RANKING_RULES.add("pav", "pav", title="Proportional approval voting (committee of k)",
-                  description="each stakeholder approves its top 2k POIs; PAV committee via abcvoting",
+                  description="each stakeholder approves its top 2k POIs; exact PAV committee via abcvoting (branch and bound)",
                   citation="Thiele (1895); Aziz et al., Soc. Choice Welf. 48 (2017)")
 RANKING_RULES.add("mes", "equal-shares", title="Method of Equal Shares (committee of k)",
                   description="each stakeholder approves its top 2k POIs; equal shares via abcvoting",
                   citation="Peters and Skowron, EC 2020")
 
 
+def committees_available() -> bool:
+    """PAV and MES need ``abcvoting`` (the ``tourism`` extra: ``pip install fairarena[tourism]``)."""
+    import importlib.util
+
+    return importlib.util.find_spec("abcvoting") is not None
+
+
 def rule_names(decision: str) -> list[str]:
-    """The rules that apply to ``decision``: ranking rules (lists only), then candidate rules."""
+    """The rules that apply to ``decision``: ranking rules (lists only; PAV and MES when ``abcvoting`` is
+    installed), then candidate rules."""
     from fairarena.aggregation.rules import RULES
 
     cand = [n for n in RULES.names(kind="candidates")]
     if decision == "lists":
-        return list(RANKING_RULES) + [n for n in cand if n not in RANKING_RULES]
+        ranking = [r for r in RANKING_RULES if r not in ("pav", "mes") or committees_available()]
+        return ranking + [n for n in cand if n not in RANKING_RULES]
     return cand
+
+
+def check_rule(decision: str, rule: str) -> None:
+    if decision == "lists" and rule in ("pav", "mes") and not committees_available():
+        raise InputError("--rule", rule, "the abcvoting package (pip install 'fairarena[tourism]')")
+    if rule not in rule_names(decision):
+        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
 
 
 # -- proposals ---------------------------------------------------------------------------------
@@ -237,7 +253,7 @@ def schulze_ranking(rankings: np.ndarray) -> np.ndarray:
     return np.lexsort((np.arange(P), -borda_scores(rankings), -wins))
 
 
-def _committee(rankings: np.ndarray, k: int, rule: str) -> np.ndarray:
+def committee(rankings: np.ndarray, k: int, rule: str) -> np.ndarray:
     from abcvoting import abcrules
     from abcvoting.preferences import Profile as ABCProfile
 
@@ -246,7 +262,7 @@ def _committee(rankings: np.ndarray, k: int, rule: str) -> np.ndarray:
     prof = ABCProfile(P)
     prof.add_voters([set(int(x) for x in r[:m]) for r in rankings])
     if rule == "pav":
-        com = abcrules.compute("pav", prof, k, resolute=True, algorithm="brute-force" if P <= 12 else "fastest")[0]
+        com = abcrules.compute("pav", prof, k, resolute=True, algorithm="branch-and-bound")[0]
     else:
         com = abcrules.compute("equal-shares", prof, k, resolute=True)[0]
     com = sorted(com)
@@ -264,7 +280,7 @@ def ranking_rule_lists(d: Destination, stakeholders: list[Stakeholder], rule: st
         elif rule == "schulze":
             L[g] = schulze_ranking(R)[:k]
         else:
-            L[g] = _committee(R, k, rule)
+            L[g] = committee(R, k, rule)
     return L
 
 
@@ -292,7 +308,9 @@ def candidates(d: Destination, stakeholders: list[Stakeholder], decision: str, k
         names.append(s.name)
         xs.append(propose(d, s, decision, k, lp))
     if decision == "lists":
-        for r in RANKING_RULES:
+        for r in rule_names("lists"):
+            if r not in RANKING_RULES:
+                continue
             names.append(f"rule:{r}")
             xs.append(ranking_rule_lists(d, stakeholders, r, k))
     ms = [metrics_of(d, decision, x, attention) for x in xs]
@@ -335,8 +353,7 @@ def decide(d: Destination, stakeholders: list[Stakeholder], decision: str, rule:
            k: int = 5, seed: int = 0) -> dict[str, Any]:
     """Apply ``rule``; returns ``{"rule", "decision" (array), "chosen" (candidate name or None),
     "lottery" (or None), "note"}``."""
-    if rule not in rule_names(decision):
-        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
+    check_rule(decision, rule)
     if decision == "lists" and rule in RANKING_RULES:
         i = cands.names.index(f"rule:{rule}")
         return {"rule": rule, "decision": cands.decisions[i], "chosen": cands.names[i], "lottery": None,
@@ -435,8 +452,7 @@ def run(d: Destination, stakeholders: list[Stakeholder], decision: str, rule: st
         raise InputError("--decision", decision, f"one of {', '.join(DECISIONS)}")
     if decision == "lists" and not 1 <= k <= len(d.pois):
         raise InputError("--k", k, f"1..{len(d.pois)} (the number of POIs)")
-    if rule not in rule_names(decision):
-        raise InputError("--rule", rule, f"one of {', '.join(rule_names(decision))} for --decision {decision}")
+    check_rule(decision, rule)
     cands = cands or candidates(d, stakeholders, decision, k, attention=attention)
     proposals = {s.name: {"decision": to_mapping(d, decision, cands.decisions[i]),
                           "evaluation": evaluate_decision(d, stakeholders, decision, cands.decisions[i], cands,
