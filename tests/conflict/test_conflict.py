@@ -61,3 +61,13 @@ def test_tourism_alternative_definition_reported():
     assert res["alternatives"][0]["verdict"] in ("vanishes", "shrinks", "stays or grows")
     res2 = audit_tourism(d, "satisfaction", "popularity_mean", points=10, k=3)
     assert res2["alternatives"] == []     # popularity does not depend on attention
+
+
+def test_reusing_an_optimum_that_meets_the_bound_gives_the_same_frontier():
+    from fairarena.triage import sample_cohort
+
+    p = sample_cohort(seed=1).to_problem()
+    a = audit_triage(p, "rmg", "esg", points=12)
+    b = audit_triage(p, "rmg", "esg", points=12, reuse=False)
+    assert b["solved"] == 12 and a["solved"] <= 12
+    assert np.allclose(sorted(a["points"]), sorted(b["points"]), atol=1e-9)

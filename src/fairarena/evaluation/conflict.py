@@ -92,8 +92,11 @@ def _triage_expr(m: Any, problem: Any, metric: str) -> Any:
     raise InputError("--x", metric, f"a metric with a linear form: {', '.join(TRIAGE_EXACT[:-1])}")
 
 
-def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e-6) -> dict[str, Any]:
-    """Exact epsilon-constraint frontier of ``x`` (maximised) against ``y`` on a triage problem."""
+def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e-6, reuse: bool = True
+                 ) -> dict[str, Any]:
+    """Exact epsilon-constraint frontier of ``x`` (maximised) against ``y`` on a triage problem. With
+    ``reuse`` a grid point whose bound the previous optimum already meets is not re-solved (that optimum
+    stays optimal: tightening the bound only shrank the feasible set); the frontier is the same."""
     from fairarena.allocation.metrics import METRICS, compute_metrics_batch
     from fairarena.allocation.milp import AllocationMILP, InfeasibleMILP, add_gini_bound
 
@@ -138,7 +141,7 @@ def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e
         e = float(eps) if dy == "max" else max(0.0, float(eps))
         # the last optimum still meets the tighter bound: it stays optimal (the feasible set only shrank)
         last = float(compute_metrics_batch(problem, xs[-1][None])[y][0])
-        if (last >= e - 1e-9) if dy == "max" else (last <= e + 1e-9):
+        if reuse and ((last >= e - 1e-9) if dy == "max" else (last <= e + 1e-9)):
             continue
         sol = solve(e)
         solved += 1
