@@ -28,6 +28,11 @@ from typing import Any, Iterator
 
 from fairarena.errors import InputError
 
+# mkstemp creates 0600 files; results get the usual permissions (0666 minus the umask) instead
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
+
 LOCK_NAME = ".lock"
 MANIFEST_NAME = ".run.json"
 
@@ -37,6 +42,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
     fd, tmp = _mkstemp(path, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), _FILE_MODE)
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
@@ -64,6 +70,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     path = Path(path)
     fd, tmp = _mkstemp(path, prefix=f".{path.stem}.", suffix=".tmp" + path.suffix)
+    os.fchmod(fd, _FILE_MODE)
     os.close(fd)
     try:
         yield Path(tmp)

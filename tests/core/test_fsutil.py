@@ -198,3 +198,10 @@ def test_input_error_inside_a_new_folder_leaves_nothing(tmp_path):
         with output_folder(out, "preflib"):
             raise InputError("voters", 0, "expected a positive integer")
     assert out.is_dir() and _manifest(out)["status"] == "failed"
+
+
+def test_atomic_files_get_the_usual_permissions(tmp_path):
+    mask = os.umask(0o022)
+    os.umask(mask)
+    atomic_write_json(tmp_path / "a.json", {})
+    assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
