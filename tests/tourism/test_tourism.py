@@ -175,3 +175,30 @@ def test_mes_gives_a_cohesive_half_its_share():
                   [4, 5, 7, 6, 0, 1, 2, 3]])
     com = set(D.committee(R, 2, "mes").tolist())
     assert len(com & {0, 1, 2, 3}) == 1 and len(com & {4, 5, 6, 7}) == 1
+
+
+def test_stakeholder_agents_negotiate_flows_through_the_arena(tmp_path):
+    """Any chat model through the arena: here a fixed model replying with the tourists' optimal flows; the
+    finals and the joint are the same flows, feasible, evaluated for every stakeholder; the prompt carries
+    the stakeholder's value statement and the tourism rules, not triage's."""
+    from fairarena.allocation.problem import allocation_to_mapping
+    from fairarena.arena.transcript import read_transcript
+    from fairarena.llm import ScriptedChatModel
+    from fairarena.tourism.arena import agent_name, llm_debate
+
+    d = generate(0, 6)
+    ss = parse_stakeholders("tourists:family,residents")
+    F = D.propose(d, ss[0], "flows")
+    reply = {"allocation": allocation_to_mapping(D.flows_problem(d), F.reshape(len(d.groups), -1)),
+             "justification": "ok", "critique": ""}
+    seen = []
+    models = {agent_name(s): ScriptedChatModel(lambda m, q: (seen.append(m), reply)[1]) for s in ss}
+    out = llm_debate(d, ss, models, rounds=1, transcript=tmp_path / "t.jsonl")
+    assert out["status"] == "ok"
+    assert set(out["evaluation"]) == {"a", "b", "joint"}
+    assert out["evaluation"]["joint"]["violations"] == []
+    fam = next(r for r in out["evaluation"]["joint"]["stakeholders"] if r["stakeholder"] == "tourists:family")
+    assert fam["utility"] == pytest.approx(1.0)
+    system = [m[0]["content"] for m in seen]
+    assert any("stakeholder 'residents'" in s for s in system) and all("triage" not in s for s in system)
+    assert read_transcript(tmp_path / "t.jsonl")[0]["domain"] == "tourism"

@@ -104,7 +104,8 @@ def run_cmd(
     rule: str = typer.Option("schulze", "--rule", help="Aggregation rule (see docs/tourism.md)."),
     k: int = typer.Option(5, "--k", help="List length."),
     rounds: int = typer.Option(0, "--rounds", help="Debate rounds before the rule closes (0: the rule alone)."),
-    model: Optional[str] = typer.Option(None, "--model", help="LLM spec (not supported yet for tourism)."),
+    model: Optional[str] = typer.Option(None, "--model", help="LLM spec: stakeholder agents negotiate the flows "
+                                        "through the arena (default: scripted agents)."),
     attention: str = typer.Option("position", "--attention", help="full-list or position."),
     seed: int = typer.Option(0, "--seed"),
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (result.json)."),
@@ -115,11 +116,32 @@ def run_cmd(
     from fairarena.tourism.decisions import run
 
     check_seed(seed)
-    if model is not None and model != "scripted":
-        raise InputError("--model", model, "scripted (LLM agents are not wired to the tourism domain yet)")
     if not 0 <= rounds <= 50:
         raise InputError("--rounds", rounds, "0..50")
     d, ss = _setup(destination, stakeholders, decision, k, attention)
+    if model is not None and model != "scripted":
+        # LLM agents (any backend) negotiate the flows through the arena; --rule is not used: the arena's
+        # closing rule decides (mean-repair)
+        if decision != "flows":
+            raise InputError("--model", model, "LLM agents negotiate --decision flows (lists are decided by rules)")
+        from fairarena.llm.spec import parse_model_spec
+        from fairarena.tourism.arena import llm_debate
+
+        parse_model_spec(model)
+
+        def work() -> Any:
+            transcript = (out / "transcript.jsonl") if out is not None else None
+            return {**llm_debate(d, ss, model, rounds=max(1, rounds), seed=seed, transcript=transcript), "seed": seed}
+
+        result = _write(out, force, "tourism run", work)
+        if as_json:
+            emit_json(result)
+        else:
+            console.print(f"debate {result['status']}" + (f": {result['error']}" if result["error"] else ""))
+            for key, ev in result["evaluation"].items():
+                console.print(f"{key}: " + ", ".join(f"{r['stakeholder']} {r['utility']:.3f}" for r in ev["stakeholders"])
+                              + (f"  violations: {ev['violations'][:2]}" if ev["violations"] else ""))
+        return
     from fairarena.tourism.decisions import check_rule
 
     check_rule(decision, rule)
