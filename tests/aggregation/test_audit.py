@@ -78,3 +78,21 @@ def test_audit_is_reproducible():
     a = audit(["plurality"], profiles=40, seed=7)
     b = audit(["plurality"], profiles=40, seed=7)
     assert a == b
+
+
+def test_feasible_rules_are_pareto_efficient_and_anonymous_by_brute_force():
+    from fairarena.aggregation.audit import audit_feasible
+
+    res = audit_feasible(["utilitarian-feasible", "leximin-feasible", "nash-bargaining", "ks-feasible"],
+                         instances=3, seed=0)
+    for r, row in res["table"].items():
+        assert row["pareto"]["checked"] == 3
+        assert row["pareto"]["violations"] == 0 and row["anonymity"]["violations"] == 0, r
+
+
+def test_coordinatewise_median_is_not_pareto_efficient():
+    from fairarena.aggregation.audit import audit_feasible
+
+    res = audit_feasible(["median"], instances=6, seed=0)
+    assert res["table"]["median"]["pareto"]["violations"] > 0
+    assert res["examples"][0]["rule"] == "median"

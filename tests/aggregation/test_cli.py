@@ -91,10 +91,12 @@ def test_unknown_rule_exits_2(files):
 
 def test_audit_json_and_witnesses(tmp_path):
     r = run("aggregate", "audit", "--rule", "borda", "--profiles", "50", "--json", "--witness", str(tmp_path / "w"))
+    assert "feasible" not in json.loads(r.stdout)
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert out["table"]["borda"]["iia"]["violations"] > 0
     w = tmp_path / "w" / "borda__iia.json"
     r2 = run("aggregate", "run", "--proposals", str(w), "--rule", "borda", "--json")
     assert r2.exit_code == 0, r2.output
-    assert run("aggregate", "audit", "--rule", "nash-bargaining").exit_code == 2
+    assert run("aggregate", "audit", "--rule", "nope").exit_code == 2
+    assert run("aggregate", "audit", "--instances", "-1").exit_code == 2

@@ -115,22 +115,37 @@ def run_cmd(
 def audit_cmd(
     rule: str = typer.Option("all", "--rule", help="A rule name or all."),
     profiles: int = typer.Option(500, "--profiles", help="Random profiles per rule and axiom."),
+    instances: int = typer.Option(10, "--instances", help="Tiny random allocation problems for the feasible-set "
+                                  "and repair rules (Pareto by brute force, anonymity); 0 to skip."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     witness: Optional[Path] = typer.Option(None, "--witness", help="Write one witness profile per violation here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Check every candidate-set rule against the social-choice axioms, with minimal witnesses."""
-    from fairarena.aggregation.audit import AXIOMS, audit, audit_rules, write_witnesses
+    """Check every rule against the social-choice axioms, with minimal witnesses."""
+    from fairarena.aggregation.audit import (
+        AXIOMS,
+        FEASIBLE_AXIOMS,
+        audit,
+        audit_feasible,
+        audit_feasible_rules,
+        audit_rules,
+        write_witnesses,
+    )
     from fairarena.errors import InputError
 
     check_seed(seed)
     if profiles < 1:
         raise InputError("--profiles", profiles, "a positive number of profiles")
+    if instances < 0:
+        raise InputError("--instances", instances, "a number of problems >= 0")
     names = audit_rules(rule)
+    fnames = audit_feasible_rules(rule) if instances > 0 else []
     if witness is not None:
         if witness.exists() and not witness.is_dir():
             raise InputError("--witness", str(witness), "a folder (it is a file)")
     res = audit(names, profiles=profiles, seed=seed)
+    if fnames:
+        res["feasible"] = audit_feasible(fnames, instances=instances, seed=seed)
     if witness is not None:
         write_witnesses(res, witness)
     if as_json:
@@ -148,8 +163,18 @@ def audit_cmd(
             c = res["table"][r][ax]
             cells.append("n/a" if c is None else ("holds" if c["violations"] == 0 else f"{c['share']:.1%}"))
         table.add_row(r, *cells)
-    console.print(table)
-    console.print("cells: share of profiles with a violation ('holds' = none found)")
+    if names:
+        console.print(table)
+        console.print("cells: share of profiles with a violation ('holds' = none found)")
+    if fnames:
+        ft = Table(title=f"feasible-set and repair rules ({instances} tiny problems, three agents)")
+        ft.add_column("rule")
+        for ax in FEASIBLE_AXIOMS:
+            ft.add_column(ax, justify="right")
+        for r in fnames:
+            cells = [res["feasible"]["table"][r][ax] for ax in FEASIBLE_AXIOMS]
+            ft.add_row(r, *("holds" if c["violations"] == 0 else f"{c['share']:.0%}" for c in cells))
+        console.print(ft)
 
 
 def evaluate_cmd(
