@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -404,15 +404,18 @@ def expand(cfg: StudyConfig) -> list[DebateTask]:
     debates (when asked) follow each cohort's block."""
     pv = prompt_version()
     out: list[DebateTask] = []
+    configs: dict[tuple[str, int], dict[str, Any]] = {}   # the DebateConfig depends on (closing, seed) only
 
     def add(k: int, cs: int, cap: str, seed: int, a: str, b: str, closing: str, control: bool) -> None:
         fw = a.partition(":")[2] if a.startswith("aligned:") else None
         t = DebateTask(len(out), "", k, cs, cap, a, b, "control" if control else ROLE_OF.get(b, b), fw,
                        cfg.model_a, cfg.model_b, cfg.rounds, closing, seed, cfg.temperature, cfg.max_repairs,
                        cfg.max_tokens, cfg.rag, cfg.proposal_format, control)
-        conf = asdict(t.debate_config())
+        conf = configs.get((closing, seed))
+        if conf is None:
+            conf = configs[(closing, seed)] = asdict(t.debate_config())
         key = task_key(_cohort_digest(cs, cap), a, b, cfg.model_a, cfg.model_b, conf, cfg.rag, cfg.proposal_format, pv)
-        out.append(DebateTask(**{**t.to_dict(), "key": key}))
+        out.append(replace(t, key=key))
 
     for k, cs in enumerate(cfg.cohort_seeds):
         for cap in cfg.capacity:
@@ -428,5 +431,5 @@ def expand(cfg: StudyConfig) -> list[DebateTask]:
     if len(set(keys)) != len(keys):  # only when a factor repeats a debate (e.g. control and opponents both baseline)
         seen: set[str] = set()
         out = [t for t in out if not (t.key in seen or seen.add(t.key))]  # type: ignore[func-returns-value]
-        out = [DebateTask(**{**t.to_dict(), "index": i}) for i, t in enumerate(out)]
+        out = [replace(t, index=i) for i, t in enumerate(out)]
     return out
