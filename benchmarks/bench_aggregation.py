@@ -90,6 +90,13 @@ def main() -> int:
         dt = time.perf_counter() - t
         ok &= dt < 60
         print(f"\nfull audit (all candidate-set rules, 500 profiles): {dt:.1f} s (target < 60 s)")
+        from fairarena.aggregation.audit import audit_feasible
+
+        t = time.perf_counter()
+        audit_feasible(instances=10, seed=0)
+        df = time.perf_counter() - t
+        ok &= dt + df < 60
+        print(f"feasible-set and repair rules on 10 tiny problems: {df:.1f} s (audit total {dt + df:.1f} s)")
     print(f"load after: {os.getloadavg()[0]:.2f}")
     return 0 if ok or args.no_check else 1
 
