@@ -60,6 +60,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("Procedural-fairness sweep (reduced grid; --full: the paper grid)", "fairarena.experiments.demo:sweep_demo"),
     ("PrefLib Mechanical Turk Dots example", "fairarena.experiments.demo:dots_demo"),
     ("Fair bandit learners on the Dots instance", "fairarena.learners.demo:learn_demo"),
+    ("Multistakeholder tourism: every rule, and a conflict audit", "fairarena.tourism.demo:tourism_demo"),
 ]
 
 
