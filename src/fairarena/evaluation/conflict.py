@@ -233,21 +233,41 @@ def audit_tourism(d: Any, x: str, y: str, points: int = 50, k: int = 5, seed: in
     return out
 
 
-def audit(path: str, x: str, y: str, points: int = 50, seed: int = 0, k: int = 5,
-          attention: str = "full-list") -> dict[str, Any]:
-    """Audit a problem file: a destination (JSON with ``pois``) or a triage cohort."""
+def load_problem(path: str, x: str, y: str, points: int = 50, attention: str = "full-list") -> tuple[str, Any]:
+    """Read and validate everything an audit needs, before any work or write: ``("tourism", destination)``
+    or ``("triage", problem)``; unknown metrics, ``--points`` out of 2..1000, an unknown attention model
+    raise :class:`InputError`."""
     from fairarena.inputs import load_json
 
-    data = load_json(path, "--problem")
-    if not isinstance(points, int) or not 2 <= points <= 1000:
+    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= 1000:
         raise InputError("--points", points, "an integer in 2..1000")
+    if x == y:
+        raise InputError("--y", y, "a metric other than --x")
+    data = load_json(path, "--problem")
     if isinstance(data, dict) and "pois" in data:
         from fairarena.tourism.destination import parse_destination
+        from fairarena.tourism.metrics import ATTENTION
 
-        return audit_tourism(parse_destination(data, "--problem"), x, y, points, k, seed, attention)
+        for f, v in (("--x", x), ("--y", y)):
+            if v not in TOURISM_METRICS:
+                raise InputError(f, v, f"one of {', '.join(TOURISM_METRICS)}")
+        ATTENTION.check(attention)
+        return "tourism", parse_destination(data, "--problem")
+    for f, v in (("--x", x), ("--y", y)):
+        if v not in TRIAGE_EXACT:
+            raise InputError(f, v, f"one of {', '.join(TRIAGE_EXACT)} (metrics with an exact MILP form)")
     from fairarena.triage import parse_cohort
 
-    return audit_triage(parse_cohort(data).to_problem(), x, y, points)
+    return "triage", parse_cohort(data).to_problem()
+
+
+def audit(path: str, x: str, y: str, points: int = 50, seed: int = 0, k: int = 5,
+          attention: str = "full-list", loaded: tuple[str, Any] | None = None) -> dict[str, Any]:
+    """Audit a problem file: a destination (JSON with ``pois``) or a triage cohort."""
+    kind, obj = loaded or load_problem(path, x, y, points, attention)
+    if kind == "tourism":
+        return audit_tourism(obj, x, y, points, k, seed, attention)
+    return audit_triage(obj, x, y, points)
 
 
 def plot_frontier(result: dict[str, Any], path: str) -> None:

@@ -133,7 +133,8 @@ def run_cmd(
             transcript = (out / "transcript.jsonl") if out is not None else None
             return {**llm_debate(d, ss, model, rounds=max(1, rounds), seed=seed, transcript=transcript), "seed": seed}
 
-        result = _write(out, force, "tourism run", work)
+        result = _write(out, force, "tourism run", work, config={"destination": str(destination), "model": model,
+                                                                 "stakeholders": stakeholders, "rounds": rounds})
         if as_json:
             emit_json(result)
         else:
@@ -145,24 +146,27 @@ def run_cmd(
     from fairarena.tourism.decisions import check_rule
 
     check_rule(decision, rule)
+    cfg = {"destination": str(destination), "stakeholders": stakeholders, "decision": decision, "rule": rule, "k": k,
+           "rounds": rounds, "attention": attention, "seed": seed}
     result = _write(out, force, "tourism run", lambda: run(d, ss, decision, rule, k=k, rounds=rounds, seed=seed,
-                                                           attention=attention))
+                                                           attention=attention), config=cfg)
     if as_json:
         emit_json(result)
     else:
         _table(result)
 
 
-def _write(out: Optional[Path], force: bool, command: str, work: Any, plot: Any = None) -> Any:
+def _write(out: Optional[Path], force: bool, command: str, work: Any, plot: Any = None,
+           config: dict[str, Any] | None = None) -> Any:
     if out is None:
         return work()
     from fairarena.fsutil import atomic_write_json, output_folder
     from fairarena.provenance import run_record
 
-    with output_folder(out, command, force=force) as folder:
+    config = {"command": command, **(config or {})}
+    with output_folder(out, command, force=force, config=config) as folder:
         result = work()
-        atomic_write_json(folder.path / "result.json", {**result, "provenance": run_record({"command": command},
-                                                                                          result.get("seed"))})
+        atomic_write_json(folder.path / "result.json", {**result, "provenance": run_record(config, result.get("seed"))})
         if plot is not None:
             plot(result, folder.path)
     return result
@@ -189,7 +193,9 @@ def compare_cmd(
     d, ss = _setup(destination, stakeholders, decision, k, attention)
     result = _write(out, force, "tourism compare", lambda: compare(d, ss, decision, k=k, rounds=rounds, seed=seed,
                                                                    attention=attention),
-                    plot=lambda r, p: plot_compare(r, p / "compare.png"))
+                    plot=lambda r, p: plot_compare(r, p / "compare.png"),
+                    config={"destination": str(destination), "stakeholders": stakeholders, "decision": decision,
+                            "k": k, "rounds": rounds, "attention": attention, "seed": seed})
     if as_json:
         emit_json(result)
         return
@@ -221,12 +227,17 @@ def conflict_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pareto frontier between two metrics, whether they conflict, price of fairness, alternative definitions."""
-    from fairarena.evaluation.conflict import audit, plot_frontier
+    from fairarena.evaluation.conflict import audit, load_problem, plot_frontier
 
     check_seed(seed)
-    result = _write(out, force, "audit conflict", lambda: {**audit(str(problem), x, y, points, seed, k, attention),
-                                                           "seed": seed},
-                    plot=lambda r, p: plot_frontier(r, str(p / "frontier.png")))
+    loaded = load_problem(str(problem), x, y, points, attention)   # every check before any work or write
+    if loaded[0] == "tourism" and not 1 <= k <= len(loaded[1].pois):
+        raise InputError("--k", k, f"1..{len(loaded[1].pois)}")
+    result = _write(out, force, "audit conflict", lambda: {**audit(str(problem), x, y, points, seed, k, attention,
+                                                                   loaded=loaded), "seed": seed},
+                    plot=lambda r, p: plot_frontier(r, str(p / "frontier.png")),
+                    config={"problem": str(problem), "x": x, "y": y, "points": points, "attention": attention, "k": k,
+                            "seed": seed})
     if as_json:
         emit_json(result)
         return
