@@ -56,23 +56,56 @@ def overhead(n: int, profile: bool) -> None:
 
     cfg = preset("paper")
     tasks = expand(cfg)[: n]
+    bares, stores, fixeds = [], [], []
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
         (d / "bare").mkdir()
         bare(tasks[:2], d / "bare")          # warm imports and caches
-        t_bare, errors = bare(tasks, d / "bare")
-        t0 = time.perf_counter()
-        run_study(cfg, to_toml(cfg), d / "study", limit=0)          # fixed cost: design, keys, folder, status
-        t_fixed = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        s = run_study(cfg, to_toml(cfg), d / "study", limit=n)
-        t_store = time.perf_counter() - t0
-        assert s.ran == n and s.failed == errors, (s.failed, errors)
-    print(f"\n== runner overhead: {n} debates of the paper preset, serial, in process ({load()}) ==")
+        for rep in range(2):                 # alternate, keep the best of each: the machine's load drifts
+            t_bare, errors = bare(tasks, d / "bare")
+            bares.append(t_bare)
+            t0 = time.perf_counter()
+            run_study(cfg, to_toml(cfg), d / f"study{rep}", limit=0)   # fixed cost: design, keys, folder, status
+            fixeds.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            s = run_study(cfg, to_toml(cfg), d / f"study{rep}", limit=n)
+            stores.append(time.perf_counter() - t0)
+            assert s.ran == n and s.failed == errors, (s.failed, errors)
+    t_bare, t_store, t_fixed = min(bares), min(stores), min(fixeds)
+    print(f"\n== runner overhead: {n} debates of the paper preset, serial, in process, best of 2 alternating "
+          f"({load()}) ==")
     print(f"bare run_debate loop      {t_bare:7.2f} s   {1000 * t_bare / n:6.1f} ms/debate")
     print(f"study run (store)         {t_store:7.2f} s   {1000 * t_store / n:6.1f} ms/debate")
     print(f"fixed cost of a run       {t_fixed:7.2f} s   (600 keys, folder, status; no debate)")
     print(f"ratio (study - fixed) / bare {(t_store - t_fixed) / t_bare:7.3f}   (failed debates: {errors} in both)")
+    # the per-debate path alone (no per-run costs: status, results table, provenance), interleaved
+    from fairarena.arena import build_agent, run_debate
+    from fairarena.experiments.study import cohort_of
+    from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
+
+    few = tasks[:6]
+    with tempfile.TemporaryDirectory() as d:
+        d = Path(d)
+
+        def one_bare(t) -> None:
+            c = cohort_of(t.cohort_seed, t.capacity)
+            run_debate(c, build_agent("A", t.agent_a, t.model_a, c), build_agent("B", t.agent_b, t.model_b, c),
+                       t.debate_config(), transcript=d / f"{t.key}.jsonl")
+
+        def one_store(t) -> None:
+            rec, data = execute_task(t, RunOptions())
+            commit_debate(d, rec, data)
+
+        times: dict[str, list[float]] = {"bare": [], "store": []}
+        for _ in range(3):
+            for name, f in (("bare", one_bare), ("store", one_store)):
+                t0 = time.perf_counter()
+                for t in few:
+                    f(t)
+                times[name].append(time.perf_counter() - t0)
+    b, st_ = min(times["bare"]), min(times["store"])
+    print(f"per-debate path, 6 debates x 3 interleaved, best: bare {1000 * b / 6:6.1f} ms, execute_task + "
+          f"commit {1000 * st_ / 6:6.1f} ms, ratio {st_ / b:5.3f}")
     if profile:
         from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
 
