@@ -385,3 +385,15 @@ def test_a_server_dripping_its_answer_cannot_outlast_total_timeout(fake_server):
     with pytest.raises(RetriesExhaustedError, match=r"still arriving after .*total_timeout reached"):
         m.chat(MSG)
     assert len(fake_server.requests) == 1
+
+
+def test_redact_handles_hostile_lengths_and_keeps_what_is_not_a_key():
+    """Inputs that made an earlier pattern backtrack without end (a keyword followed by a long blank run)."""
+    blank = "token" + " " * 20000 + "x"
+    assert redact(blank) == blank
+    assert redact("sk-" + "a-" * 5000) == "[REDACTED]"
+    assert redact("Bearer " + "a" * 10000 + "!") == "Bearer [REDACTED]!"
+    assert redact("http://" + "a:" * 5000 + "b") == "http://" + "a:" * 5000 + "b"
+    assert redact("password" + ":" * 5000) == "password" + ":" * 5000
+    prose = "The token budget and the secret of a fair allocation is need. " * 2000
+    assert redact(prose) == prose

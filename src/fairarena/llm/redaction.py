@@ -44,7 +44,7 @@ _lock = threading.Lock()
 
 # key shapes that are secrets wherever they appear
 _SHAPES = [
-    re.compile(r"\bsk-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{8,}"),                       # OpenAI-style keys
+    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),                                          # OpenAI-style keys
     re.compile(r"(?i)\b(Bearer)(\s+)[A-Za-z0-9._~+/=\-]{8,}"),                         # bearer tokens
     re.compile(r"(?i)\b(Basic)(\s+)(?=[A-Za-z0-9+/]*[0-9=])[A-Za-z0-9+/]{8,}={0,2}"),  # basic credentials
     re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{4,}"),    # JSON Web Tokens
@@ -55,7 +55,7 @@ _SHAPES = [
 _AUTH_CONTEXT = re.compile(
     r"(?i)((?:x-)?api[_\-\s]?key|access[_\-]?token|auth[_\-]?token|\btoken|secret|password|passwd|"
     r"authorization|credentials?)"
-    r"([\"']?\s*(?:[:=]|\bis\b|\bprovided\b:?)?\s*[\"']?\s*)"
+    r"([\"']?[ \t]{0,3}(?:[:=]|\bis\b|\bprovided\b:?)?[ \t]{0,3}[\"']?[ \t]{0,3})"  # bounded: no backtracking blow-up
     r"([A-Fa-f0-9]{24,}|(?=[A-Za-z+/_\-]*[0-9])[A-Za-z0-9+/_\-]{20,}={0,2})(?![A-Za-z0-9+/_\-])")
 
 
