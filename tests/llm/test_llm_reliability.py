@@ -397,3 +397,25 @@ def test_redact_handles_hostile_lengths_and_keeps_what_is_not_a_key():
     assert redact("password" + ":" * 5000) == "password" + ":" * 5000
     prose = "The token budget and the secret of a fair allocation is need. " * 2000
     assert redact(prose) == prose
+
+
+def test_a_lone_surrogate_is_an_input_error_not_a_traceback():
+    m = build_model("scripted:echo")
+    with pytest.raises(InputError) as exc:
+        m.chat([{"role": "user", "content": "quoted document \udcff end"}])
+    assert exc.value.field == "messages[0].content" and "lone surrogate at character 16" in str(exc.value)
+
+
+def test_a_corrupt_cache_entry_is_an_input_error(tmp_path):
+    import sqlite3
+    path = tmp_path / "c.sqlite"
+    m = build_model("scripted:echo", cache=path)
+    m.chat(MSG)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE responses SET response = '{\"text\": 1'")
+    db.commit()
+    db.close()
+    again = build_model("scripted:echo", cache=path)
+    with pytest.raises(InputError) as exc:
+        again.chat(MSG)
+    assert exc.value.field == "cache" and "not one" in str(exc.value)

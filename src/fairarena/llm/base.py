@@ -195,6 +195,11 @@ def validate_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
             raise InputError(f"messages[{i}].role", role, f"one of {', '.join(ROLES)}")
         if not isinstance(content, str):
             raise InputError(f"messages[{i}].content", content, "a string")
+        try:
+            content.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate (text decoded with surrogateescape)
+            raise InputError(f"messages[{i}].content", content[max(0, exc.start - 20):exc.end + 20],
+                             f"text that is valid Unicode (a lone surrogate at character {exc.start})") from None
         out.append({"role": role, "content": content})
     return out
 

@@ -166,9 +166,18 @@ class ResponseCache:
             raise InputError("cache", str(self.path), f"an SQLite response cache ({exc})") from None
 
     def get(self, key: str) -> ChatResponse | None:
-        with self._lock:
-            row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
-        return ChatResponse.from_dict(json.loads(row[0])) if row else None
+        try:
+            with self._lock:
+                row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise InputError("cache", str(self.path), f"a readable SQLite response cache ({exc})") from None
+        if not row:
+            return None
+        try:
+            return ChatResponse.from_dict(json.loads(row[0]))
+        except (TypeError, ValueError, KeyError, AttributeError):
+            raise InputError("cache", str(self.path), f"responses written by fairarena (the entry {key[:12]} is "
+                                                      "not one: delete the cache or that row)") from None
 
     def put(self, key: str, request: Mapping[str, Any], response: ChatResponse) -> None:
         with self._lock:
