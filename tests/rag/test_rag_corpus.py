@@ -89,3 +89,31 @@ def test_bad_user_corpus(tmp_path, layout, fragment):
 
 def test_document_digest_changes_with_text():
     assert Document("care", "a", "x", "builtin").digest != Document("care", "a", "y", "builtin").digest
+
+
+@pytest.mark.parametrize("data, fragment", [
+    (b"Listen\x00to the family", "NUL bytes"),
+    (b"caf\xe9 latte", "invalid byte at offset 3"),
+])
+def test_binary_or_non_utf8_user_documents_are_one_line_errors(tmp_path, data, fragment):
+    (tmp_path / "care").mkdir()
+    (tmp_path / "care" / "x.txt").write_bytes(data)
+    with pytest.raises(InputError, match=fragment) as exc:
+        load_user_documents(tmp_path)
+    assert exc.value.field == "corpus_dir"
+
+
+def test_a_byte_order_mark_is_not_part_of_the_text(tmp_path):
+    (tmp_path / "care").mkdir()
+    (tmp_path / "care" / "x.md").write_bytes("\ufeffListen to the family.".encode("utf-8"))
+    assert load_user_documents(tmp_path)[0].text == "Listen to the family."
+
+
+def test_an_oversized_user_document_is_refused_before_reading(tmp_path, monkeypatch):
+    import fairarena.rag.corpus as corpus
+    monkeypatch.setattr(corpus, "MAX_DOCUMENT_BYTES", 1 << 20)
+    (tmp_path / "care").mkdir()
+    with open(tmp_path / "care" / "big.txt", "wb") as f:
+        f.truncate((1 << 20) + 1)  # sparse: nothing is written
+    with pytest.raises(InputError, match="at most 1 MB"):
+        load_user_documents(tmp_path)

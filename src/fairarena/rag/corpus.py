@@ -37,6 +37,7 @@ def framework_title(name: str) -> str:
     return _TITLES.get(name) or _REGISTRY.entry(name).title or name
 
 USER_SUFFIXES = (".txt", ".md", ".markdown")
+MAX_DOCUMENT_BYTES = 32 << 20  # one user document; larger ones are refused before reading
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,16 @@ def load_user_documents(directory: str | Path, *, allow: Iterable[str] = ()) -> 
         for f in sorted(p for p in sub.rglob("*") if p.is_file() and not p.name.startswith(".")):
             if f.suffix.lower() not in USER_SUFFIXES:
                 raise InputError("corpus_dir", str(f), f"plain text or markdown files ({', '.join(USER_SUFFIXES)})")
+            if f.stat().st_size > MAX_DOCUMENT_BYTES:
+                raise InputError("corpus_dir", str(f), f"a document of at most {MAX_DOCUMENT_BYTES >> 20} MB "
+                                                       "(split it into several files)")
+            data = f.read_bytes()
+            if b"\0" in data:
+                raise InputError("corpus_dir", str(f), "plain text (it holds NUL bytes: a binary file?)")
             try:
-                text = f.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise InputError("corpus_dir", str(f), "UTF-8 text") from None
+                text = data.decode("utf-8-sig")  # a byte-order mark is not part of the text
+            except UnicodeDecodeError as exc:
+                raise InputError("corpus_dir", str(f), f"UTF-8 text (invalid byte at offset {exc.start})") from None
             if text.strip():
                 docs.append(Document(fw, "user:" + f.relative_to(sub).as_posix(), text, str(f)))
     return docs
