@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Optional
 
@@ -22,6 +23,9 @@ def _grid(preset: str, config: Optional[Path], seed: Optional[int]):
             raise InputError("seed", seed, "expected a non-negative integer")
         cfg = cfg.model_copy(update={"seed": seed})
     return cfg
+
+
+BATCH_DIR = "batches"  # per-task results of a sweep in progress (removed when the run completes)
 
 
 def register(app: typer.Typer) -> None:
@@ -45,6 +49,7 @@ def register(app: typer.Typer) -> None:
         seed: Optional[int] = typer.Option(None, "--seed", help="Override the grid's master seed."),
         json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout; no progress bar."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
+        resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue an interrupted run in --out with the same grid and limit (its finished batches are read back, not rerun); --no-resume refuses such a folder unless --force."),
     ) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
@@ -66,9 +71,16 @@ def register(app: typer.Typer) -> None:
             from fairarena.bandit import solver  # so that worker processes find it in the on-disk cache
 
             solver.compiled_kernels()
-        with output_folder(out, "sweep", force=force, config={"grid": cfg.model_dump(), "limit": limit}):
+        with output_folder(out, "sweep", force=force, resume=resume,
+                           config={"grid": cfg.model_dump(), "limit": limit}) as folder:
+            checkpoint = folder.path / BATCH_DIR
+            if not folder.resuming:
+                shutil.rmtree(checkpoint, ignore_errors=True)
+            elif not json_out:
+                console.print(f"resuming the unfinished run in {out}")
             if json_out:
-                res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address)
+                res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
+                                checkpoint=checkpoint)
             else:
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -76,11 +88,12 @@ def register(app: typer.Typer) -> None:
                               TimeElapsedColumn(), console=console, transient=True) as bar:
                     tid = bar.add_task(f"{cfg.name} ({backend})", total=total)
                     res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
-                                    progress=lambda done, n: bar.update(tid, completed=done))
+                                    progress=lambda done, n: bar.update(tid, completed=done), checkpoint=checkpoint)
             record = run_record(cfg.model_dump(), cfg.seed, command="sweep", limit=limit, backend=backend,
                                 workers=workers, address=address)
             summary = {**res.summary, "versions": record["versions"], "revision": record["revision"]}
             files = write_sweep(out, res.frame, summary, record)
+            shutil.rmtree(checkpoint, ignore_errors=True)  # the run is complete: its batches are in the files
             if json_out:
                 emit_json(summary)
                 return

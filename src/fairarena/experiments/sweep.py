@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -110,29 +111,107 @@ def make_tasks(settings: list[Setting], cfg: GridConfig) -> list[list[Setting]]:
     return tasks
 
 
+def save_chunk(path: str | Path, res: dict[str, Any]) -> Path:
+    """Write one task's result (:func:`solve_chunk`) to an ``.npz`` file atomically (arrays only, no
+    pickles). Policies of different arm counts are stored NaN-padded with their lengths."""
+    from fairarena.fsutil import atomic_path
+
+    ks = np.array([len(row) for row in next(iter(res["policies"].values()), [])], dtype=np.int64)
+    width = int(ks.max()) if len(ks) else 0
+    arrays: dict[str, np.ndarray] = {
+        "ids": np.asarray(res["ids"]), "ks": ks, "ef_worst": np.asarray(res["ef_worst"], float),
+        "timing": np.array([res["t_instances"], res["t_solve"], res["lp_fallbacks"]], float),
+        "policy_names": np.array(list(res["policies"]), dtype=str)}
+    for j, (pname, rows) in enumerate(res["policies"].items()):
+        padded = np.full((len(rows), width), np.nan)
+        for r, row in enumerate(rows):
+            padded[r, :len(row)] = row
+        arrays[f"p{j}"] = padded
+        keys = list(res["scores"][pname])
+        arrays[f"k{j}"] = np.array(keys, dtype=str)
+        for m, key in enumerate(keys):
+            arrays[f"s{j}_{m}"] = np.asarray(res["scores"][pname][key], float)
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+    return path
+
+
+def load_chunk(path: str | Path) -> dict[str, Any]:
+    """Read a task's result written by :func:`save_chunk` (the same arrays, bit for bit)."""
+    with np.load(path, allow_pickle=False) as z:
+        ks = z["ks"]
+        policies: dict[str, list[np.ndarray]] = {}
+        scores: dict[str, dict[str, np.ndarray]] = {}
+        for j, pname in enumerate(z["policy_names"].tolist()):
+            padded = z[f"p{j}"]
+            policies[pname] = [padded[r, :k].copy() for r, k in enumerate(ks)]
+            scores[pname] = {key: z[f"s{j}_{m}"] for m, key in enumerate(z[f"k{j}"].tolist())}
+        t_inst, t_solve, fallbacks = z["timing"].tolist()
+        return {"ids": z["ids"], "policies": policies, "scores": scores, "ef_worst": z["ef_worst"],
+                "t_instances": t_inst, "t_solve": t_solve, "lp_fallbacks": int(fallbacks)}
+
+
+def read_chunks(folder: str | Path, tasks: list[list[Setting]]) -> dict[int, dict[str, Any]]:
+    """``{task index: result}`` of the chunk files in ``folder`` that belong to ``tasks`` (same
+    setting ids, same policies); unreadable or foreign files are skipped (their task runs again)."""
+    folder = Path(folder)
+    out: dict[int, dict[str, Any]] = {}
+    for i, task in enumerate(tasks):
+        path = folder / f"task{i}.npz"
+        if not path.is_file():
+            continue
+        try:
+            res = load_chunk(path)
+        except Exception:  # noqa: BLE001 - a truncated or foreign file: its task is run again
+            continue
+        if res["ids"].tolist() == [s.setting_id for s in task]:
+            out[i] = res
+    return out
+
+
 def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "processes",
               workers: int | None = None, address: str | None = None,
-              progress: Callable[[int, int], None] | None = None) -> SweepResult:
+              progress: Callable[[int, int], None] | None = None,
+              checkpoint: str | Path | None = None) -> SweepResult:
     """Run the sweep; ``progress(done_settings, total_settings)`` is called as tasks finish.
 
     ``backend`` is one of :data:`fairarena.execution.BACKENDS` (``serial``, ``processes``,
-    ``threads``, ``dask``; ``joblib`` is accepted for ``processes``)."""
+    ``threads``, ``dask``; ``joblib`` is accepted for ``processes``).
+
+    ``checkpoint``: a folder where each task's result is written as it finishes (``taskI.npz``); the
+    tasks whose results are already there (from an interrupted run of the same config and limit)
+    are read back instead of run. The frame is the same, bit for bit, as an uninterrupted run's."""
     from fairarena.execution import check_backend, map_tasks
 
     backend = check_backend(backend, workers, address)
     t0 = time.perf_counter()
     settings = expand(cfg, limit)
     tasks = make_tasks(settings, cfg)
-    done = 0
+    completed: dict[int, dict[str, Any]] = {}
+    if checkpoint is not None:
+        checkpoint = Path(checkpoint)
+        completed = read_chunks(checkpoint, tasks)
+        checkpoint.mkdir(parents=True, exist_ok=True)
+    todo = [i for i in range(len(tasks)) if i not in completed]
+    done = sum(len(tasks[i]) for i in completed)
+    if progress and done:
+        progress(done, len(settings))
 
-    def on_done(i: int, res: Any) -> None:
+    def on_done(j: int, res: Any) -> None:
         nonlocal done
-        done += len(tasks[i])
+        if checkpoint is not None:
+            save_chunk(checkpoint / f"task{todo[j]}.npz", res)
+        done += len(tasks[todo[j]])
         if progress:
             progress(done, len(settings))
 
-    results = map_tasks(functools.partial(solve_chunk, cfg=cfg), tasks, backend=backend, workers=workers,
-                        address=address, on_done=on_done)
+    fresh = map_tasks(functools.partial(solve_chunk, cfg=cfg), [tasks[i] for i in todo], backend=backend,
+                      workers=workers, address=address, on_done=on_done)
+    results = [completed[i] if i in completed else None for i in range(len(tasks))]
+    for i, res in zip(todo, fresh):
+        results[i] = res
     frame = _to_frame(settings, results, cfg)
     seconds = time.perf_counter() - t0
     summary = summarise(frame, cfg)
@@ -140,7 +219,7 @@ def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "proc
                    timing={"instances_s": round(sum(r["t_instances"] for r in results), 3),
                            "solve_s": round(sum(r["t_solve"] for r in results), 3),
                            "lp_fallbacks": int(sum(r["lp_fallbacks"] for r in results)),
-                           "tasks": len(tasks), "backend": backend, "workers": workers, "limit": limit})
+                           "tasks": len(tasks), "resumed_tasks": len(completed), "backend": backend, "workers": workers, "limit": limit})
     return SweepResult(frame, summary, settings)
 
 
