@@ -114,6 +114,8 @@ def register(app: typer.Typer) -> None:
             raise InputError("seed", seed, "expected a non-negative integer")
         if grid < 2:
             raise InputError("grid", grid, "expected at least 2 grid points")
+        if jobs == 0:
+            raise InputError("jobs", jobs, "expected a positive number of workers or a negative one (-1: all cores)")
         check_out_dir(out)
         backend = resolve_backend(backend)
         if address is not None and backend != "dask":
