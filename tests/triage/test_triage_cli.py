@@ -166,3 +166,29 @@ def test_cnss_and_weights_options(cohort_file, tmp_path):
     for flag, bad in (("--cnss", "binary"), ("--weights", "wealth")):
         res = run("optimal", "--cohort", str(cohort_file), "--framework", "care", flag, bad)
         assert res.exit_code == 2 and bad in res.output and "Traceback" not in res.output
+
+
+def test_cli_module_builds_nothing_from_the_registries_at_import_and_help_lists_them():
+    """triage/cli.py imports no numerical module (its options are plain strings checked against the
+    registries when a command runs); the help's lists and defaults equal the registries'."""
+    import subprocess
+    import sys
+
+    code = ("import sys, fairarena.triage.cli as c; import enum;"
+            "print(sorted(m for m in ('numpy', 'scipy', 'fairarena.triage.cohort', 'fairarena.allocation.frameworks')"
+            " if m in sys.modules)); print([n for n, v in vars(c).items() if isinstance(v, type) and issubclass(v, enum.Enum)])")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert lines[:2] == ["[]", "[]"]
+    from fairarena.allocation.problem import DEFAULT_CNSS
+    from fairarena.triage import cli
+    from fairarena.triage.cohort import CAPACITY_VARIANTS, DEFAULT_DISADVANTAGE
+
+    assert (cli.DEFAULT_CNSS, cli.DEFAULT_DISADVANTAGE) == (DEFAULT_CNSS, DEFAULT_DISADVANTAGE)
+    cohort_help = re.sub(r"\s+", " ", run("cohort", "--help").output.replace("│", " "))
+    assert re.search(r"CAPACITY_VARIANTS: (.*?)\)", cohort_help).group(1).split(", ") == list(CAPACITY_VARIANTS)
+    optimal_help = re.sub(r"\s+", " ", run("optimal", "--help").output.replace("│", " "))
+    assert re.search(r"registry: (.*?)\)", optimal_help).group(1).split(", ") == list(FRAMEWORKS)
+    res = run("cohort", "--seed", "1", "--capacity", "lavish")
+    assert res.exit_code == 2 and "capacity = 'lavish'" in res.stderr and "tight, standard, high" in res.stderr
+    res = run("optimal", "--cohort", "x.json", "--framework", "stoic")
+    assert res.exit_code == 2 and "framework = 'stoic'" in res.stderr and "Traceback" not in res.output

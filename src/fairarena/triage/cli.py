@@ -3,39 +3,42 @@ call into :mod:`fairarena.triage`."""
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.table import Table
 
 from fairarena.cli_common import check_seed, cli_errors, console, emit_json
-from fairarena.fsutil import atomic_write_json, check_out_file
-from fairarena.provenance import run_record
-from fairarena.allocation.problem import CNSS_FORMS, DEFAULT_CNSS
-from fairarena.triage.archetypes import sample_cohort
-from fairarena.triage.cohort import CAPACITY_VARIANTS, DEFAULT_DISADVANTAGE, DISADVANTAGE_RULES, Cohort, load_cohort
-from fairarena.triage.metrics import (
-    FRAMEWORKS,
-    METRIC_KEYS,
-    METRICS,
-    allocation_to_mapping,
-    check_nondegenerate,
-    compute_metrics,
-    load_allocation,
-    optimal_allocation,
-)
-
-CapacityVariant = Enum("CapacityVariant", {k: k for k in CAPACITY_VARIANTS}, type=str)  # type: ignore[misc]
-FrameworkName = Enum("FrameworkName", {k: k for k in FRAMEWORKS}, type=str)  # type: ignore[misc]
 
 CNSS_HELP = ("Need satisfaction: indicator (the paper's: a need counts when at least the clinical minimum, one "
              "unit, is given) or fractional (min(1, x/need)).")
 WEIGHTS_HELP = "DW-ESG weights: ses-rank (the paper's, 1/SES rank) or points (1 + SES + citizenship points)."
+DEFAULT_CNSS = "indicator"  # checked against fairarena.allocation.problem.DEFAULT_CNSS by a test
+DEFAULT_DISADVANTAGE = "ses-rank"  # likewise against fairarena.triage.cohort.DEFAULT_DISADVANTAGE
 
 
-def _problem(cohort: Cohort, cnss: str, weights: str) -> Any:
+def check_capacity(capacity: str) -> str:
+    """A capacity variant name from the cohort module's table (unknown: InputError listing them)."""
+    from fairarena.errors import InputError
+    from fairarena.triage.cohort import CAPACITY_VARIANTS
+
+    if capacity not in CAPACITY_VARIANTS:
+        raise InputError("capacity", capacity, f"expected one of {', '.join(CAPACITY_VARIANTS)}")
+    return capacity
+
+
+def check_framework(framework: str) -> str:
+    """A framework name from the FRAMEWORKS registry (unknown: InputError listing them)."""
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    FRAMEWORKS.get(framework)
+    return framework
+
+
+def _problem(cohort: Any, cnss: str, weights: str) -> Any:
+    from fairarena.allocation.problem import CNSS_FORMS
+    from fairarena.triage.cohort import DISADVANTAGE_RULES
+
     if cnss not in CNSS_FORMS:
         from fairarena.errors import InputError
 
@@ -49,10 +52,17 @@ triage_app = typer.Typer(name="triage", help="Hospital-triage allocation: cohort
 
 
 def _metrics_json(m: dict[str, Any]) -> dict[str, Any]:
+    from fairarena.allocation.metrics import METRIC_KEYS
+
     return {k: m[k] for k in (*METRIC_KEYS, "cnss", "feasible", "violations", "waste")}
 
 
 def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
+    from rich.table import Table
+
+    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.allocation.metrics import METRIC_KEYS, METRICS
+
     table = Table(title=title)
     table.add_column("metric")
     table.add_column("value", justify="right")
@@ -81,23 +91,28 @@ def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
 @cli_errors
 def cohort_cmd(
     seed: int = typer.Option(..., "--seed", help="Random seed (numpy default_rng)."),
-    capacity: CapacityVariant = typer.Option("tight", "--capacity", help="Capacity variant."),
+    capacity: str = typer.Option("tight", "--capacity", help="Capacity variant (fairarena.triage.cohort.CAPACITY_VARIANTS: tight, standard, high)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Cohort JSON file (default: stdout)."),
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep slot order (P1 = first archetype)."),
 ) -> None:
     """Sample a cohort of eight patients (one per archetype) with a capacity variant."""
+    from fairarena.fsutil import atomic_write_json, check_out_file
+    from fairarena.provenance import run_record
+    from fairarena.triage.archetypes import sample_cohort
+
     check_seed(seed)
+    check_capacity(capacity)
     if out is not None:
         check_out_file(out)
-    cohort = sample_cohort(seed, capacity.value, shuffle_slots=not no_shuffle)
+    cohort = sample_cohort(seed, capacity, shuffle_slots=not no_shuffle)
     data = cohort.to_dict()
-    data["meta"]["provenance"] = run_record({"command": "triage cohort", "capacity": capacity.value,
+    data["meta"]["provenance"] = run_record({"command": "triage cohort", "capacity": capacity,
                                              "shuffle_slots": not no_shuffle}, seed)
     if out is None:
         emit_json(data)
     else:
         atomic_write_json(out, data)
-        console.print(f"wrote {out} ({len(cohort.patients)} patients, capacity {capacity.value})")
+        console.print(f"wrote {out} ({len(cohort.patients)} patients, capacity {capacity})")
 
 
 @triage_app.command("metrics")
@@ -110,6 +125,9 @@ def metrics_cmd(
     weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
     """Score an allocation under the metrics; infeasible allocations are scored and flagged."""
+    from fairarena.triage.cohort import load_cohort
+    from fairarena.triage.metrics import compute_metrics, load_allocation
+
     c = load_cohort(cohort)
     problem = _problem(c, cnss, weights)
     m = compute_metrics(problem, load_allocation(allocation, problem))
@@ -123,7 +141,7 @@ def metrics_cmd(
 @cli_errors
 def optimal_cmd(
     cohort: Path = typer.Option(..., "--cohort", help="Cohort JSON file."),
-    framework: FrameworkName = typer.Option(..., "--framework", help="Ethical framework."),
+    framework: str = typer.Option(..., "--framework", help="Ethical framework (the FRAMEWORKS registry: utilitarian, egalitarian, rawlsian, prioritarian, care, libertarian)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the allocation file here."),
     leximin: bool = typer.Option(False, "--leximin", help="Rawlsian: refine max-min to full leximin."),
@@ -134,21 +152,29 @@ def optimal_cmd(
     weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
     """The allocation one framework would choose alone (exact MILP / entitlement rule)."""
+    from fairarena.fsutil import atomic_write_json, check_out_file
+    from fairarena.provenance import run_record
+    from fairarena.triage.cohort import load_cohort
+    from fairarena.triage.metrics import allocation_to_mapping, compute_metrics, optimal_allocation
+
+    check_framework(framework)
     if out is not None:
         check_out_file(out)
     c = load_cohort(cohort)
     problem = _problem(c, cnss, weights)
-    x = optimal_allocation(problem, framework.value, leximin=leximin, gini_tolerance=gini_tolerance)
+    x = optimal_allocation(problem, framework, leximin=leximin, gini_tolerance=gini_tolerance)
     alloc = allocation_to_mapping(problem, x)
     m = _metrics_json(compute_metrics(problem, x))
     if out is not None:
         atomic_write_json(out, {"allocation": alloc, "meta": {
-            "framework": framework.value, "cohort": str(cohort), "cnss": cnss, "weights": weights,
-            "provenance": run_record({"command": "triage optimal", "framework": framework.value}, None)}})
+            "framework": framework, "cohort": str(cohort), "cnss": cnss, "weights": weights,
+            "provenance": run_record({"command": "triage optimal", "framework": framework}, None)}})
     if as_json:
-        emit_json({"framework": framework.value, "cnss": cnss, "weights": weights, "allocation": alloc, "metrics": m})
+        emit_json({"framework": framework, "cnss": cnss, "weights": weights, "allocation": alloc, "metrics": m})
         return
-    table = Table(title=f"{framework.value} allocation")
+    from rich.table import Table
+
+    table = Table(title=f"{framework} allocation")
     table.add_column("patient")
     for r in problem.resources:
         table.add_column(r, justify="right")
@@ -170,6 +196,11 @@ def nondegenerate_cmd(
     weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
 ) -> None:
     """Do the six frameworks' optima disagree? Exact MILP check, loss matrix, conflicting pairs."""
+    from rich.table import Table
+
+    from fairarena.triage.cohort import load_cohort
+    from fairarena.triage.metrics import check_nondegenerate
+
     report = check_nondegenerate(_problem(load_cohort(cohort), cnss, weights), tol=tolerance)
     if as_json:
         emit_json(report.to_dict())
