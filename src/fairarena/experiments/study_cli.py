@@ -127,6 +127,73 @@ def status_cmd(
                   soft_wrap=True)
 
 
+_TEST_HELP = "auto (Shapiro-Wilk then t or Wilcoxon per cell) | wilcoxon | ttest"
+
+
+@study_app.command("stats")
+@cli_errors
+def stats_cmd(
+    out: Path = typer.Argument(..., help="The study folder (finished)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the statistics and emergence measures as JSON."),
+    test: str = typer.Option("auto", "--test", help=_TEST_HELP),
+    holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells (raw and corrected p kept)."),
+    allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
+) -> None:
+    """Paired statistics (Table 3 cells) and the emergence analysis of a finished study."""
+    from fairarena.experiments.study_analysis import analyse_study, study_tables
+    from fairarena.report import to_markdown
+
+    an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
+    if as_json:
+        emit_json(an.to_dict())
+        return
+    tables = study_tables(an)
+    console.print(to_markdown(tables["table3"]), highlight=False, soft_wrap=True, markup=False)
+    for r in an.emergence["joint_beats_both"]:
+        if r["opponent"] == "all":
+            console.print(f"joint beats both on {r['metric']}: {r['vs_round1']:.2f} of debates vs round-1, "
+                          f"{r['vs_final']:.2f} vs finals", highlight=False, soft_wrap=True)
+
+
+@study_app.command("tables")
+@cli_errors
+def tables_cmd(
+    out: Path = typer.Argument(..., help="The study folder (finished)."),
+    dest: Path = typer.Option(..., "--out", help="Folder for table2/table3 (.md, .tex, .csv) and emergence.json."),
+    test: str = typer.Option("auto", "--test", help=_TEST_HELP),
+    holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells."),
+    allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
+) -> None:
+    """Tables 2 and 3 of a finished study as Markdown, LaTeX and CSV."""
+    from fairarena.experiments.study_analysis import write_study_tables
+
+    if dest.exists() and not dest.is_dir():
+        from fairarena.errors import InputError
+        raise InputError("out", str(dest), "a folder (it is a file)")
+    for p in write_study_tables(out, dest, test=test, holm=holm, allow_partial=allow_partial):
+        console.print(f"wrote {p}", highlight=False, soft_wrap=True)
+
+
+@study_app.command("report")
+@cli_errors
+def report_cmd(
+    out: Path = typer.Argument(..., help="The study folder (finished)."),
+    dest: Path = typer.Option(..., "--out", help="The HTML file to write (one self-contained file)."),
+    test: str = typer.Option("auto", "--test", help=_TEST_HELP),
+    holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells."),
+    details: int = typer.Option(60, "--details", min=0, help="Debates shown with their full transcript."),
+    allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
+) -> None:
+    """One offline HTML report: study file, provenance, Tables 2-3, emergence figures, per-debate drill-down."""
+    from fairarena.experiments.study_analysis import write_study_report
+
+    if dest.is_dir():
+        from fairarena.errors import InputError
+        raise InputError("out", str(dest), "an HTML file path (it is a folder)")
+    p = write_study_report(out, dest, test=test, holm=holm, allow_partial=allow_partial, details=details)
+    console.print(f"wrote {p}", highlight=False, soft_wrap=True)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(study_app, name="study")
 

@@ -1,0 +1,379 @@
+"""A finished study folder turned into statistics, tables, the emergence analysis and the HTML report.
+
+Each function validates the folder first (:func:`check_finished`: a study folder whose every debate has
+an ``ok`` record; ``allow_partial`` analyses what finished), then calls the pure code of
+:mod:`fairarena.stats` (paired tests, emergence measures) and :mod:`fairarena.report` (tables, HTML).
+The ``study stats/tables/report`` commands are one call each into this module.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from fairarena.errors import InputError
+
+DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
+
+
+@dataclass(frozen=True)
+class StudyAnalysis:
+    stats: Any                      # fairarena.stats.StudyStats
+    emergence: dict[str, Any]
+    status: dict[str, Any]
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "statistics": self.stats.to_dict(), "emergence": self.emergence,
+                "seconds": round(self.seconds, 3)}
+
+
+def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
+    """The folder's status; an InputError unless it is a study folder whose debates all finished ``ok``
+    (with ``allow_partial``: at least one did)."""
+    from fairarena.experiments.study_store import study_status
+
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError("dir", str(root), "a study folder (it does not exist)")
+    st = study_status(root).to_dict()          # InputError when there is no study.json
+    unfinished = st["pending"] + st["failed"]
+    if st["ok"] == 0:
+        raise InputError("dir", str(root), f"a study with finished debates (0 of {st['total']} ok: run "
+                         "`fairarena study run` first)")
+    if unfinished and not allow_partial:
+        raise InputError("dir", str(root), f"a finished study ({st['ok']} of {st['total']} debates ok, "
+                         f"{st['pending']} pending, {st['failed']} failed: finish it with `fairarena study run"
+                         "` / --retry-failed, or pass --allow-partial)")
+    return st
+
+
+def _stage(ev: Mapping[str, Any]) -> str | None:
+    if ev.get("phase") == "round":
+        return f"r{ev['round']}"
+    if ev.get("phase") == "final":
+        return "final"
+    return None                                 # closing turns (draft, decide, ...) are the joint's
+
+
+def read_transcript(root: str | Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    path = Path(root) / record["transcript"]
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def trace_of(record: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The emergence analysis' view of one debate (see :mod:`fairarena.stats.emergence`): the last attempt
+    of each agent at each stage, with its repairs, metrics (per-patient CNSS included), violations."""
+    t = record["task"]
+    a_name, b_name = "A", t.get("opponent_role", "B")
+    header = next((e for e in events if e.get("type") == "header"), {})
+    turns: dict[tuple[str, str], dict[str, Any]] = {}
+    joint = None
+    for e in events:
+        if e.get("type") == "turn":
+            st = _stage(e)
+            who = "A" if e.get("agent") == a_name else "B" if e.get("agent") == b_name else None
+            if st is None or who is None:
+                continue
+            m = e.get("metrics") or {}
+            prev = turns.get((who, st))
+            turns[(who, st)] = {"agent": who, "stage": st, "metrics": m,
+                                "feasible": bool(e.get("valid")) and bool(m.get("feasible", False)),
+                                "repairs": 0 if prev is None else prev["repairs"] + 1,
+                                "violations": list(e.get("violations") or [])}
+        elif e.get("type") == "closing":
+            joint = {"metrics": e.get("metrics") or {}, "feasible": bool(e.get("feasible"))}
+    return {"key": record["key"], "cohort": t["cohort"], "framework": t["framework"], "opponent": t["agent_b"],
+            "patients": list((header.get("cohort") or {}).get("patients") or []),
+            "turns": list(turns.values()), "joint": joint}
+
+
+def _selected(root: Path, capacity: str | None, seed: int | None, closing: str | None) -> list[dict[str, Any]]:
+    """The ok records of framework-aligned debates of one capacity, seed and closing (as the statistics)."""
+    from fairarena.experiments.study_store import load_results, study_tasks
+
+    cfg, _ = study_tasks(root)
+    capacity = cfg.capacity[0] if capacity is None else capacity
+    seed = cfg.seeds[0] if seed is None else seed
+    closing = cfg.closing[0] if closing is None else closing
+    return [r for r in load_results(root) if r["status"] == "ok" and r["task"]["framework"] is not None
+            and r["task"]["capacity"] == capacity and r["task"]["seed"] == seed and r["task"]["closing"] == closing]
+
+
+def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
+                closing: str | None = None) -> list[dict[str, Any]]:
+    root = Path(root)
+    return [trace_of(r, read_transcript(root, r)) for r in _selected(root, capacity, seed, closing)]
+
+
+def _directions() -> dict[str, str]:
+    from fairarena.allocation.metrics import METRICS
+
+    return {k: ("higher" if METRICS.get(k).direction == "max" else "lower") for k in METRICS}
+
+
+def _owners() -> dict[str, str]:
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    return {FRAMEWORKS.get(f).metric: f for f in FRAMEWORKS}
+
+
+def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
+                  n_resamples: int | None = None) -> StudyAnalysis:
+    """The paired statistics of every opponent x framework x metric cell and the emergence measures."""
+    from fairarena.experiments.study_store import comparison_records
+    from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
+    from fairarena.stats.emergence import emergence
+
+    check_options(test, 0.05, "wilcox")                     # bad --test before any work
+    t0 = time.perf_counter()
+    status = check_finished(root, allow_partial=allow_partial)
+    directions = _directions()
+    recs = comparison_records(root)
+    st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
+                       n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
+    means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
+    em = emergence(load_traces(root), directions, means, _owners())
+    return StudyAnalysis(st, em, status, time.perf_counter() - t0)
+
+
+def study_tables(an: StudyAnalysis) -> dict[str, Any]:
+    from fairarena.report import table2, table3
+
+    return {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
+
+
+def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False,
+                       allow_partial: bool = False) -> list[Path]:
+    """Tables 2 and 3 as Markdown, LaTeX and CSV in ``out`` (plus the emergence measures as JSON)."""
+    from fairarena.fsutil import atomic_write_json
+    from fairarena.report import write_tables
+
+    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    paths = write_tables(study_tables(an), out)
+    paths.append(atomic_write_json(Path(out) / "emergence.json", an.emergence))
+    return paths
+
+
+# ------------------------------------------------------------------------------------------------ report
+
+STAGE_COLOURS = {"A": "#1f77b4", "B": "#ff7f0e", "joint": "#2ca02c"}
+
+
+def trajectory_figure(em: Mapping[str, Any], metric: str, opponents: Sequence[str], frameworks: Sequence[str]) -> Any:
+    """Mean ``metric`` over stages (r1.., final, joint) per framework (panels) for A and its opponent
+    (lines), one row of panels per opponent."""
+    from matplotlib.figure import Figure
+
+    from fairarena.stats.emergence import stage_order
+
+    rows = [r for r in em["trajectories"] if r["metric"] == metric]
+    stages = sorted({r["stage"] for r in rows}, key=stage_order)
+    fig = Figure(figsize=(1.9 * len(frameworks) + 0.8, 1.9 * len(opponents) + 0.6), layout="constrained")
+    axes = fig.subplots(len(opponents), len(frameworks), sharey=True, squeeze=False)
+    for i, opp in enumerate(opponents):
+        for j, fw in enumerate(frameworks):
+            ax = axes[i][j]
+            for ag in ("A", "B", "joint"):
+                pts = {r["stage"]: r["mean"] for r in rows if r["opponent"] == opp and r["framework"] == fw
+                       and r["agent"] == ag}
+                xs = [k for k, s in enumerate(stages) if s in pts]
+                ax.plot(xs, [pts[stages[k]] for k in xs], marker="o", ms=3, color=STAGE_COLOURS[ag],
+                        label={"A": "A", "B": "opponent", "joint": "joint"}[ag])
+            ax.set_xticks(range(len(stages)), stages, fontsize=6)
+            ax.tick_params(labelsize=6)
+            ax.set_title(f"{fw} vs {opp}", fontsize=7)
+            ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=6, frameon=False)
+    fig.suptitle(f"{metric}: mean over debates per stage", fontsize=9)
+    return fig
+
+
+def patching_figure(em: Mapping[str, Any]) -> Any:
+    """Mean CNSS gain of the worst-served patients of B's opening, per attribute value, for A's final and
+    the joint."""
+    from matplotlib.figure import Figure
+
+    from fairarena.stats.emergence import ATTRIBUTES
+
+    rows = em["patching"]["by_attribute"]
+    fig = Figure(figsize=(2.6 * len(ATTRIBUTES) + 0.6, 3.0), layout="constrained")
+    axes = fig.subplots(1, len(ATTRIBUTES), sharey=True, squeeze=False)[0]
+    for ax, att in zip(axes, ATTRIBUTES):
+        vals = sorted({r["value"] for r in rows if r["attribute"] == att})
+        for k, (stage, colour) in enumerate((("final", STAGE_COLOURS["A"]), ("joint", STAGE_COLOURS["joint"]))):
+            g = {r["value"]: r["gain"] for r in rows if r["attribute"] == att and r["stage"] == stage}
+            ax.bar([x + (k - 0.5) * 0.4 for x in range(len(vals))], [g.get(v, math.nan) for v in vals], 0.4,
+                   color=colour, label="A final" if stage == "final" else "joint")
+        ax.set_xticks(range(len(vals)), [v[:14] for v in vals], rotation=45, ha="right", fontsize=6)
+        ax.set_title(att, fontsize=8)
+        ax.axhline(0, color="black", lw=0.6)
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].set_ylabel("CNSS gain over B's opening", fontsize=7)
+    axes[0].legend(fontsize=6, frameon=False)
+    return fig
+
+
+def feasibility_figure(em: Mapping[str, Any]) -> Any:
+    from matplotlib.figure import Figure
+
+    from fairarena.stats.emergence import stage_order
+
+    rows = em["feasibility"]
+    stages = sorted({r["stage"] for r in rows}, key=stage_order)
+    fig = Figure(figsize=(5.5, 2.8), layout="constrained")
+    ax = fig.subplots()
+    for k, ag in enumerate(("A", "B")):
+        d = {r["stage"]: r for r in rows if r["agent"] == ag}
+        ax.bar([x + (k - 0.5) * 0.38 for x in range(len(stages))],
+               [d[s]["infeasible"] / d[s]["proposals"] if s in d and d[s]["proposals"] else 0 for s in stages],
+               0.38, color=STAGE_COLOURS[ag], label=f"{'A' if ag == 'A' else 'opponent'} infeasible share")
+        ax.plot(range(len(stages)), [d[s]["repairs"] / d[s]["proposals"] if s in d and d[s]["proposals"] else 0
+                                     for s in stages], marker="x", color=STAGE_COLOURS[ag], ls="--",
+                label=f"{'A' if ag == 'A' else 'opponent'} repairs per proposal")
+    ax.set_xticks(range(len(stages)), stages, fontsize=7)
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=6, frameon=False)
+    return fig
+
+
+def _emergence_tables(an: StudyAnalysis) -> list[Any]:
+    from fairarena.report import Cell, Row, Table, format_num
+
+    em = an.emergence
+    jb = [r for r in em["joint_beats_both"] if r["opponent"] == "all"]
+    t1 = Table("Joint beats both: share of debates whose joint recommendation is strictly better than both",
+               (("vs round-1 proposals",), ("vs finals",), ("debates",)),
+               tuple(Row(r["metric"], (Cell(r["vs_round1"], format_num(r["vs_round1"], 2)),
+                                       Cell(r["vs_final"], format_num(r["vs_final"], 2)),
+                                       Cell(r["n_final"], str(r["n_final"])))) for r in jb), index_header="metric")
+    fb = [r for r in em["framework_bias"] if r["opponent"] == "all"] or em["framework_bias"]
+    t2 = Table("Intrinsic framework bias: alignment under which A's final scores best",
+               (("best alignment",), ("its mean",), ("metric's framework",), ("its mean",)),
+               tuple(Row(r["metric"], (Cell(r["best"], r["best"], emphasis=not r["owner_best"]),
+                                       Cell(r["best_mean"], format_num(r["best_mean"], 3)),
+                                       Cell(r["owner"], str(r["owner"])),
+                                       Cell(r["owner_mean"], format_num(r["owner_mean"], 3)))) for r in fb),
+               index_header="metric", notes=("Bold: the metric's own framework is not the best alignment.",))
+    pt = em["patching"]
+    t3 = Table("Patching: mean CNSS gain of the patients the opponent's round-1 proposal serves worst",
+               tuple((s,) for s in pt["stages"]),
+               (Row("all debates", tuple(Cell(pt["overall"][s], format_num(pt["overall"][s], 3)) for s in pt["stages"])),),
+               index_header="")
+    mo = em["moderation"]
+    t4 = Table("Moderation: opponent's mean |CNSS change| from its opening", (("stage",), ("debates",), ("movement",)),
+               tuple(Row(r["opponent"], (Cell(r["stage"], r["stage"]), Cell(r["n"], str(r["n"])),
+                                         Cell(r["movement"], format_num(r["movement"], 3)))) for r in mo),
+               index_header="opponent")
+    fe = em["feasibility"]
+    t5 = Table("Feasibility per stage", (("proposals",), ("infeasible",), ("repairs",), ("violations by resource",)),
+               tuple(Row(f"{r['agent']} {r['stage']}", (Cell(r["proposals"], str(r["proposals"])),
+                                                        Cell(r["infeasible"], str(r["infeasible"])),
+                                                        Cell(r["repairs"], str(r["repairs"])),
+                                                        Cell(None, ", ".join(f"{k} {v}" for k, v in r["violations"].items()) or "none")))
+                     for r in fe), index_header="agent, stage")
+    return [t1, t2, t3, t4, t5]
+
+
+def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool) -> Any:
+    from fairarena.report import Cell, Item, KeyValues, Row, Table, Text, format_num
+
+    t = rec["task"]
+    mets = rec.get("metrics") or {}
+    summary = (f"status {rec['status']}; final ESG A {format_num((mets.get('a') or {}).get('esg'))}, "
+               f"opponent {format_num((mets.get('b') or {}).get('esg'))}, joint "
+               f"{format_num((mets.get('joint') or {}).get('esg'))}")
+    tags = {"framework": str(t["framework"]), "opponent": t["agent_b"], "cohort": str(t["cohort"])}
+    title = f"cohort {t['cohort']}: {t['agent_a']} vs {t['agent_b']} ({rec['key'][:10]})"
+    if not detailed:
+        return Item(title, (KeyValues({k: format_num(v, 3) for k, v in (mets.get("joint") or {}).items()
+                                       if isinstance(v, float)}, title="joint metrics"),), summary=summary, tags=tags)
+    blocks: list[Any] = []
+    for e in read_transcript(root, rec):
+        if e.get("type") == "turn":
+            prop = e.get("proposal") or {}
+            alloc = prop.get("allocation") if isinstance(prop, Mapping) else None
+            head = f"{e.get('agent')} {e.get('phase')} {e.get('round')}" + (f" (repair {e['attempt']})" if e.get("attempt") else "")
+            if isinstance(alloc, Mapping) and alloc:
+                res = sorted({r for v in alloc.values() if isinstance(v, Mapping) for r in v})
+                rows = tuple(Row(str(pid), tuple(Cell(None, format_num(v.get(r), 2) if isinstance(v, Mapping) and
+                                                      isinstance(v.get(r), (int, float)) else "")
+                                                 for r in res)) for pid, v in alloc.items())
+                if res:
+                    blocks.append(Table(f"{head}: proposal", tuple((r,) for r in res), rows, index_header="patient"))
+            m = e.get("metrics") or {}
+            kv = {k: format_num(v, 3) for k, v in m.items() if isinstance(v, float)}
+            kv.update({"valid": str(e.get("valid")), "violations": "; ".join(map(str, e.get("violations") or [])) or "none",
+                       "retrieved chunks": ", ".join(str(c.get("id", c) if isinstance(c, Mapping) else c)
+                                                     for c in e.get("retrieved") or []) or "none"})
+            blocks.append(KeyValues(kv, title=f"{head}: metrics"))
+            text = []
+            if isinstance(prop, Mapping):
+                for k in ("justification", "critique"):
+                    if prop.get(k):
+                        text.append(f"{k}: {prop[k]}")
+            if text:
+                blocks.append(Text("\n\n".join(text)))
+        elif e.get("type") == "closing":
+            blocks.append(KeyValues({"rule": e.get("rule"), "note": e.get("note"), "feasible": e.get("feasible"),
+                                     **{k: format_num(v, 3) for k, v in (e.get("metrics") or {}).items()
+                                        if isinstance(v, float)}}, title="joint recommendation"))
+    return Item(title, tuple(blocks), summary=summary, tags=tags)
+
+
+def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
+                       details: int = DEBATE_DETAILS) -> Any:
+    """The report of a finished study (a :class:`fairarena.report.Report`)."""
+    from fairarena.experiments.study_store import read_study
+    from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
+                                  means_figure)
+
+    root = Path(root)
+    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    meta = read_study(root)
+    toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
+    tables = study_tables(an)
+    st, em = an.stats, an.emergence
+    focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics]
+    recs = _selected(root, None, None, None)
+    items = [_debate_item(root, r, k < details) for k, r in enumerate(recs)]
+    prov = meta.get("provenance") or {}
+    sections = [
+        Section("Study", [KeyValues({"folder": str(root), **{k: v for k, v in an.status.items() if k != "failed_keys"}},
+                                    title="status"),
+                          KeyValues({k: v for k, v in prov.items()}, title="provenance"),
+                          Preformatted(toml, title="study.toml")]),
+        Section("Tables", [tables["table2"], tables["table3"]]),
+        Section("Emergence", [*_emergence_tables(an),
+                              FigureBlock(patching_figure(em), caption="Patching by protected attribute: mean CNSS "
+                                          "gain of the worst-served patients of the opponent's opening."),
+                              FigureBlock(feasibility_figure(em), caption="Feasibility per stage.")]),
+        Section("Figures", [*(FigureBlock(means_figure(st, m), caption=f"{m}: final means with 95% bootstrap CIs")
+                              for m in focus),
+                            *(FigureBlock(trajectory_figure(em, m, st.opponents, st.frameworks),
+                                          caption=f"{m} trajectories over rounds per framework and opponent")
+                              for m in focus)]),
+        Section("Debates", [Text(f"{len(items)} debates; the first {min(details, len(items))} with their full "
+                                 "transcript (proposals, justifications, critiques, retrieved chunks, repairs, "
+                                 "metrics), the others summarised."),
+                            DrillDown(items, title="Per debate", filters=("opponent", "framework"))]),
+    ]
+    return Report(f"Study report: {meta.get('design', {}).get('name', root.name)}", sections,
+                  subtitle=f"{an.status['ok']} debates ok of {an.status['total']}; statistics: test "
+                           f"{test}{', Holm' if holm else ''}", footer="fairarena study report")
+
+
+def write_study_report(root: str | Path, out: str | Path, **kw: Any) -> Path:
+    from fairarena.report import write_html
+
+    return write_html(build_study_report(root, **kw), out)
+
+
+__all__ = ["DEBATE_DETAILS", "StudyAnalysis", "analyse_study", "build_study_report", "check_finished",
+           "load_traces", "read_transcript", "study_tables", "trace_of", "write_study_report", "write_study_tables"]
