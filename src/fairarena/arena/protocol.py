@@ -232,7 +232,8 @@ class Debate:
             parsed = parse_proposal(text, self.problem)
             metrics = score(self.problem, parsed.allocation) if parsed.allocation is not None else None
             usage = {"prompt_tokens": resp.usage.prompt_tokens, "completion_tokens": resp.usage.completion_tokens,
-                     "estimated": resp.usage.estimated, "attempts": resp.attempts, "json_mode": resp.json_mode}
+                     "estimated": resp.usage.estimated, "attempts": resp.attempts, "json_mode": resp.json_mode,
+                     "finish_reason": resp.finish_reason}
             raw, raw_chars = _cap(text, cfg.reply_chars)
             record = parsed.to_dict()
             for k in ("justification", "critique"):
@@ -250,6 +251,8 @@ class Debate:
                         + (f"\n- ... and {len(parsed.violations) - 20} more" if len(parsed.violations) > 20 else "")
                         + ("" if echo is text else f"\n(Your reply had {len(text)} characters; it is quoted back cut to "
                                                    f"{cfg.repair_echo_chars}.)")
+                        + ("\nYour reply was cut off at the token limit: write amounts with at most 2 decimals and keep "
+                           "the justification and critique short." if resp.finish_reason == "length" else "")
                         + "\nReturn a corrected JSON object (same format) that fixes every violation.")
             msgs = self._repair_messages(agent, msgs, echo, feedback)
         raise AssertionError("unreachable")  # pragma: no cover
