@@ -145,11 +145,11 @@ def test_help_lists_exactly_the_registered_learners():
 
 
 def test_nash_form_option_reaches_the_spec():
-    from fairarena.learners.cli import build_specs
+    from fairarena.learners.catalog import parse_learners
 
-    (spec,) = build_specs("nashucb", None, None, None, None, "product")
+    (spec,) = parse_learners("nashucb", form="product")
     assert spec.form == "product"
-    assert build_specs("nashucb", None, None, None, None)[0].form == "geometric"
+    assert parse_learners("nashucb")[0].form == "geometric"
 
 
 def test_interrupted_run_resumes_from_its_finished_batches(instance, tmp_path, monkeypatch):

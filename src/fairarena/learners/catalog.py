@@ -41,3 +41,35 @@ def make_learner(learner: "str | LearnerSpec", **params: Any) -> LearnerSpec:
 def learner_params(learner: str) -> tuple[str, ...]:
     """The parameter names a registered learner takes."""
     return tuple(f.name for f in fields(LEARNERS.get(learner)))
+
+
+def parse_learners(learner: str, *, gamma: float | None = None, delta: float | None = None,
+                   alpha: float | None = None, growth: float | None = None,
+                   form: str | None = None) -> list[LearnerSpec]:
+    """Validated specs for a learner selection (a name, a comma-separated list, or ``all``) and the
+    shared parameters: each given parameter is validated whatever the learners (a bad value is an
+    error, not ignored) and passed to the learners that take it."""
+    from fairarena.learners.base import check_open_unit, check_positive
+
+    # shared options are validated whatever the learners (a bad value is an error, not ignored)
+    if gamma is not None:
+        check_open_unit("gamma", gamma)
+    if delta is not None:
+        check_open_unit("delta", delta)
+    if alpha is not None:
+        check_positive("alpha", alpha)
+    if growth is not None:
+        check_positive("growth", growth, allow_zero=True)
+    if form is not None:
+        make_learner("nashucb", form=form)
+    names = list(LEARNERS) if learner.strip().lower() == "all" else [x.strip() for x in learner.split(",") if x.strip()]
+    if not names:
+        raise InputError("learner", learner, f"expected all or one of {LEARNERS.choices()}")
+    specs = []
+    for name in names:
+        if name not in LEARNERS:
+            raise InputError("learner", name, f"expected all or one of {LEARNERS.choices()}")
+        takes = learner_params(name)
+        given = {"gamma": gamma, "delta": delta, "alpha": alpha, "growth": growth, "form": form}
+        specs.append(make_learner(name, **{k: v for k, v in given.items() if v is not None and k in takes}))
+    return specs

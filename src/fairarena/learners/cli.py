@@ -12,52 +12,7 @@ from rich.table import Table
 from fairarena.cli_common import cli_errors, console, emit_json
 
 
-def build_specs(learner: str, gamma: float | None, delta: float | None, alpha: float | None,
-                growth: float | None, form: str | None = None) -> list:
-    """Validated specs for ``--learner`` (a name, a comma-separated list, or ``all``)."""
-    from fairarena.errors import InputError
-    from fairarena.learners.base import check_open_unit, check_positive
-    from fairarena.learners.catalog import LEARNERS, learner_params, make_learner
-
-    # shared options are validated whatever the learners (a bad value is an error, not ignored)
-    if gamma is not None:
-        check_open_unit("gamma", gamma)
-    if delta is not None:
-        check_open_unit("delta", delta)
-    if alpha is not None:
-        check_positive("alpha", alpha)
-    if growth is not None:
-        check_positive("growth", growth, allow_zero=True)
-    if form is not None:
-        make_learner("nashucb", form=form)
-    names = list(LEARNERS) if learner.strip().lower() == "all" else [x.strip() for x in learner.split(",") if x.strip()]
-    if not names:
-        raise InputError("learner", learner, f"expected all or one of {LEARNERS.choices()}")
-    specs = []
-    for name in names:
-        if name not in LEARNERS:
-            raise InputError("learner", name, f"expected all or one of {LEARNERS.choices()}")
-        takes = learner_params(name)
-        given = {"gamma": gamma, "delta": delta, "alpha": alpha, "growth": growth, "form": form}
-        specs.append(make_learner(name, **{k: v for k, v in given.items() if v is not None and k in takes}))
-    return specs
-
-
 BATCH_DIR = "batches"  # per-batch results of a run in progress (removed when the run completes)
-
-
-def read_batches(folder: Path) -> dict:
-    """``{(learner, task): result}`` of the batch files in ``folder`` (unreadable ones are skipped: redone)."""
-    from fairarena.learners.simulate import load_batch
-
-    out = {}
-    for path in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
-        label, _, j = path.stem.rpartition(".")
-        try:
-            out[(label, int(j))] = load_batch(path)
-        except Exception:  # noqa: BLE001 - a truncated or foreign file: its batch is run again
-            continue
-    return out
 
 
 # typed here so that `--help` loads no numerical code; a test checks it lists exactly the registry's names
@@ -101,7 +56,10 @@ def register(app: typer.Typer) -> None:
         from fairarena.learners.store import save_run, summary_document
 
         T = parse_rounds(T_text)
-        specs = build_specs(learner, gamma, delta, alpha, growth, nash_form)
+        from fairarena.learners.catalog import parse_learners
+        from fairarena.learners.simulate import read_batches
+
+        specs = parse_learners(learner, gamma=gamma, delta=delta, alpha=alpha, growth=growth, form=nash_form)
         options: dict[str, Any] = {} if ef_kind is None else {"ef_kind": ef_kind}
         if options:
             from fairarena.bandit.notions import make_options

@@ -395,6 +395,19 @@ def load_batch(path: "str | Path") -> SimulationResult:
             extra=meta["extra"], last_mistake=z["last_mistake"] if "last_mistake" in z else None)
 
 
+def read_batches(folder: "str | Path") -> dict:
+    """``{(learner, task): result}`` of the batch files in ``folder`` (unreadable ones are skipped: redone)."""
+    folder = Path(folder)
+    out = {}
+    for path in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
+        label, _, j = path.stem.rpartition(".")
+        try:
+            out[(label, int(j))] = load_batch(path)
+        except Exception:  # noqa: BLE001 - a truncated or foreign file: its batch is run again
+            continue
+    return out
+
+
 def merge_results(parts: Sequence[SimulationResult]) -> SimulationResult:
     """Concatenate the seed batches of one learner (in the given order)."""
     if len(parts) == 1:
