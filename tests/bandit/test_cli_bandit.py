@@ -52,6 +52,23 @@ def test_check_json(files):
     assert out["procedural_core"] is True and out["outcome_core"] is True and out["blocking"] is None
 
 
+def test_check_json_is_the_library_check_policy_report(files):
+    """The check command renders bandit.properties.check_policy (no assembly of its own): the JSON is
+    the report's to_dict plus whether the policy file was renormalised, and the blocking coalition
+    is a real witness (each member gains by deviating)."""
+    from fairarena.bandit.display import clean_numbers
+    from fairarena.bandit.properties import check_policy, procedural_core
+
+    mu = [[0.9, 0.1], [0.9, 0.1], [0.1, 0.9]]
+    report = check_policy(mu, [0.5, 0.5])
+    doc = report.to_dict()
+    assert doc["blocking"]["core"] == "procedural" and doc["blocking"]["coalition"] == [0, 1]
+    assert doc["blocking"]["policy"] == procedural_core(mu, [0.5, 0.5]).blocking.policy
+    assert min(doc["blocking"]["gains"]) >= 0 and max(doc["blocking"]["gains"]) > 0
+    out = json.loads(run("check", "--rewards", str(files["r"]), "--policy", str(files["p"]), "--json").stdout)
+    assert out == {**clean_numbers(doc), "renormalised": False}
+
+
 BAD_REWARDS = {
     "outside": ({"rewards": [[0.5, 1.5]]}, "rewards[0][1]"),
     "nan": ('{"rewards": [[0.5, NaN]]}', "rewards[0][1]"),

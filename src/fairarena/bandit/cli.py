@@ -121,29 +121,15 @@ def register(app: typer.Typer) -> None:
         """Procedural core, outcome core and proportionality of a policy, with witnesses."""
         from fairarena.bandit.display import clean_numbers
         from fairarena.bandit.io import load_policy_checked, load_rewards
-        from fairarena.bandit.properties import (
-            is_procedurally_fair,
-            outcome_core,
-            procedural_core,
-            proportionality,
-        )
+        from fairarena.bandit.properties import MAX_EXACT_N, check_policy
         from fairarena.bandit.notions import make_options
 
         make_options(tol=tol)  # the same tolerance check as policy/score (was unchecked here)
         mu = load_rewards(rewards)
         p, renormalised = load_policy_checked(policy, mu.shape[1])
-        pc = procedural_core(mu, p, tol=tol)
-        oc = outcome_core(mu, p)
-        prop = proportionality(mu, p)
-        blocking: dict[str, Any] | None = None
-        if pc.blocking is not None:
-            blocking = {"core": "procedural", **pc.blocking.__dict__}
-        elif oc.blocking is not None:
-            blocking = {"core": "outcome", **oc.blocking.__dict__}
-        out = {"procedural_core": pc.in_core, "outcome_core": oc.in_core, "proportional": prop.proportional,
-               "blocking": blocking, "procedurally_fair": is_procedurally_fair(mu, p, tol),
-               "exact": pc.exact, "proportionality_shortfall": prop.to_dict()["shortfall"],
-               "renormalised": renormalised}
+        result = check_policy(mu, p, tol=tol)
+        pc, oc, prop = result.procedural, result.outcome, result.proportionality
+        out = {**result.to_dict(), "renormalised": renormalised}
         out = clean_numbers(out)
         if json_out:
             emit_json(out)
@@ -156,7 +142,7 @@ def register(app: typer.Typer) -> None:
                   ", ".join(f"agent {i + 1}: {v['utility']:.4f} < {v['fair_share']:.4f}" for i, v in prop.shortfall.items()))
         console.print(t)
         if not pc.exact:
-            console.print(f"[yellow]N > {12}: core checks sampled coalitions; 'yes' is evidence, not proof.[/]")
+            console.print(f"[yellow]N > {MAX_EXACT_N}: core checks sampled coalitions; 'yes' is evidence, not proof.[/]")
 
 
 def install_compile_notice(quiet: bool) -> bool:

@@ -146,6 +146,34 @@ def is_procedurally_fair(mu: Any, p: Any, tol: float = DEFAULT_TOL, atol: float 
     return bool(pf_score_batch(favourites(mu, tol)[None], p[None])[0] >= 1.0 - atol)
 
 
+@dataclass(frozen=True)
+class PolicyCheck:
+    """Every certificate of one policy (what ``fairarena check`` reports)."""
+    procedural: CoreResult
+    outcome: CoreResult
+    proportionality: ProportionalityResult
+    procedurally_fair: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdicts, the first blocking coalition (procedural core first) tagged with its core,
+        whether the core checks were exact, and the proportionality shortfall."""
+        blocking: dict[str, Any] | None = None
+        if self.procedural.blocking is not None:
+            blocking = {"core": "procedural", **asdict(self.procedural.blocking)}
+        elif self.outcome.blocking is not None:
+            blocking = {"core": "outcome", **asdict(self.outcome.blocking)}
+        return {"procedural_core": self.procedural.in_core, "outcome_core": self.outcome.in_core,
+                "proportional": self.proportionality.proportional, "blocking": blocking,
+                "procedurally_fair": self.procedurally_fair, "exact": self.procedural.exact,
+                "proportionality_shortfall": self.proportionality.to_dict()["shortfall"]}
+
+
+def check_policy(mu: Any, p: Any, tol: float = DEFAULT_TOL) -> PolicyCheck:
+    """Procedural core, outcome core, proportionality and procedural fairness of ``p`` on ``mu``."""
+    return PolicyCheck(procedural_core(mu, p, tol=tol), outcome_core(mu, p), proportionality(mu, p),
+                       is_procedurally_fair(mu, p, tol))
+
+
 def pareto_dominates(a: Mapping[str, float], b: Mapping[str, float], keys: Sequence[str] = ("pf", "ef", "uf"),
                      atol: float = 1e-9) -> bool:
     """``a`` Pareto-dominates ``b`` over the given scores: at least as good on all, better on one."""
