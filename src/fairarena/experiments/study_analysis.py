@@ -105,10 +105,37 @@ def _selected(root: Path, capacity: str | None, seed: int | None, closing: str |
             and r["task"]["capacity"] == capacity and r["task"]["seed"] == seed and r["task"]["closing"] == closing]
 
 
+TRACES = "traces.json"       # cache of the traces in the study folder (valid while the transcripts are the same)
+
+
 def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
-                closing: str | None = None) -> list[dict[str, Any]]:
+                closing: str | None = None, cache: bool = True) -> list[dict[str, Any]]:
+    """The traces of the selected debates. Reading every transcript costs about 2 ms a debate (mostly
+    JSON decoding of the prompts), so the traces are kept in ``DIR/traces.json`` under a digest of the
+    selected keys and their transcripts' SHA-256: a later call with the same transcripts reads that
+    file; any other change recomputes it."""
+    import hashlib
+
+    from fairarena.fsutil import atomic_write_text
+
     root = Path(root)
-    return [trace_of(r, read_transcript(root, r)) for r in _selected(root, capacity, seed, closing)]
+    recs = _selected(root, capacity, seed, closing)
+    digest = hashlib.sha256("".join(f"{r['key']}:{r.get('transcript_sha256')};" for r in recs).encode()).hexdigest()
+    path = root / TRACES
+    if cache and path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("digest") == digest:
+                return list(data["traces"])
+        except (ValueError, KeyError, TypeError):
+            pass                                  # unreadable cache: recompute
+    traces = [trace_of(r, read_transcript(root, r)) for r in recs]
+    if cache:
+        try:
+            atomic_write_text(path, json.dumps({"digest": digest, "traces": traces}, separators=(",", ":")))
+        except OSError:
+            pass                                  # a read-only study folder: no cache
+    return traces
 
 
 def _directions() -> dict[str, str]:
