@@ -167,3 +167,65 @@ def test_missing_browser_fails_in_ci_and_skips_elsewhere(monkeypatch, ci, outcom
     monkeypatch.setenv("CI", ci)
     with pytest.raises(outcome, match="chromium"):
         _browser()
+
+
+def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tmp_path):
+    """`fairarena study report` on a real (tiny, scripted) study: Tables 2 and 3, the emergence tables and
+    figures, the per-debate transcript drill-down; no console errors; screenshots in out/."""
+    chromium, chromedriver = _browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    from fairarena.experiments.study import preset, to_toml
+    from fairarena.experiments.study_analysis import write_study_report
+    from fairarena.experiments.study_store import run_study
+
+    cfg = preset("tiny")
+    run_study(cfg, to_toml(cfg), tmp_path / "study")
+    path = write_study_report(tmp_path / "study", tmp_path / "report.html", details=3)
+    OUT.mkdir(exist_ok=True)
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(options=opts, service=Service(executable_path=chromedriver))
+    try:
+        drv.get(path.as_uri())
+        js = drv.execute_script
+        tabs = drv.find_elements(By.CSS_SELECTOR, "nav.tabs button")
+        assert [t.text for t in tabs] == ["Study", "Tables", "Emergence", "Figures", "Debates"]
+        assert "joint-draft" in drv.find_element(By.CSS_SELECTOR, "#study pre").text      # the study file
+        tabs[1].click()
+        sizes = js("return [...document.querySelectorAll('#tables table.fa')].map(t => "
+                   "[t.getBoundingClientRect().width, t.getBoundingClientRect().height, t.rows.length])")
+        # 2 header rows, 2 pairing rows, 2 frameworks x 2 pairings
+        assert len(sizes) == 2 and all(w > 300 and h > 100 and n == 2 + 2 + 4 for w, h, n in sizes)
+        drv.save_screenshot(str(OUT / "study_report_tables.png"))
+        tabs[2].click()
+        assert js("return document.querySelectorAll('#emergence table.fa').length") == 5
+        svg = js("return [...document.querySelectorAll('#emergence svg, #figures svg')].map(s => "
+                 "[s.getBoundingClientRect().width, s.querySelectorAll('path').length])")
+        assert len(svg) == 2 + 3 + 3
+        assert all(n > 20 for _, n in svg)
+        assert all(w > 200 for w, _ in svg[:2])                  # the visible tab's figures have a size
+        drv.save_screenshot(str(OUT / "study_report_emergence.png"))
+        tabs[3].click()
+        drv.save_screenshot(str(OUT / "study_report_figures.png"))
+        tabs[4].click()
+        assert drv.find_element(By.CSS_SELECTOR, ".dd-count").text == "8 of 8 shown"
+        first = drv.find_element(By.CSS_SELECTOR, "details.item summary")
+        first.click()
+        body = js("var d=document.querySelector('details.item'); return [d.open, d.querySelectorAll('table').length,"
+                  " d.innerText]")
+        assert body[0] and body[1] >= 4                          # round and final proposals of both agents
+        assert "justification" in body[2] and "retrieved chunks" in body[2] and "joint recommendation" in body[2]
+        drv.save_screenshot(str(OUT / "study_report_debates.png"))
+        errors = [e for e in drv.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+        assert errors == [], errors
+    finally:
+        drv.quit()
+    assert (OUT / "study_report_tables.png").stat().st_size > 10_000

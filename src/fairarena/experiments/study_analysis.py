@@ -147,7 +147,13 @@ def _directions() -> dict[str, str]:
 def _owners() -> dict[str, str]:
     from fairarena.allocation.frameworks import FRAMEWORKS
 
-    return {FRAMEWORKS.get(f).metric: f for f in FRAMEWORKS}
+    out = {}
+    for f in FRAMEWORKS:
+        e = FRAMEWORKS.get(f)
+        out[e.metric] = f
+        if e.paper_metric:
+            out.setdefault(e.paper_metric, f)      # gini: the paper's egalitarian metric
+    return out
 
 
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
@@ -283,7 +289,7 @@ def _emergence_tables(an: StudyAnalysis) -> list[Any]:
     fb = [r for r in em["framework_bias"] if r["opponent"] == "all"] or em["framework_bias"]
     t2 = Table("Intrinsic framework bias: alignment under which A's final scores best",
                (("best alignment",), ("its mean",), ("metric's framework",), ("its mean",)),
-               tuple(Row(r["metric"], (Cell(r["best"], r["best"], emphasis=not r["owner_best"]),
+               tuple(Row(r["metric"], (Cell(r["best"], r["best"], emphasis=r["owner"] is not None and not r["owner_best"]),
                                        Cell(r["best_mean"], format_num(r["best_mean"], 3)),
                                        Cell(r["owner"], str(r["owner"])),
                                        Cell(r["owner_mean"], format_num(r["owner_mean"], 3)))) for r in fb),
