@@ -1,0 +1,42 @@
+"""Demo section for ``fairarena demo``: a short scripted triage-debate study run end to end
+(``small`` preset, 5 cohorts: 60 debates; ``full=True`` runs the paper preset's 600), then its
+statistics, Tables 2 and 3 and the offline HTML report."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from fairarena.cli_common import console
+
+
+def study_demo(out: Path, full: bool = False) -> None:
+    from fairarena.experiments.study import expand, preset, to_toml
+    from fairarena.experiments.study_analysis import analyse_study, build_study_report, study_tables
+    from fairarena.experiments.study_store import run_study
+    from fairarena.fsutil import atomic_write_text
+    from fairarena.report import to_markdown, write_html, write_tables
+
+    cfg = preset("paper") if full else preset("small", cohorts=5)
+    target = out / "study"
+    toml = target.with_suffix(".toml")
+    atomic_write_text(toml, to_toml(cfg))
+    t0 = time.perf_counter()
+    s = run_study(cfg, to_toml(cfg), target, backend="processes", force=True)
+    t1 = time.perf_counter()
+    console.print(f"study '{cfg.name}': {len(expand(cfg))} scripted debates ({s.ok} ok, {s.failed} failed) in "
+                  f"{t1 - t0:.1f} s", highlight=False, soft_wrap=True)
+    an = analyse_study(target)
+    tables = study_tables(an)
+    console.print(to_markdown(tables["table2"]), highlight=False, markup=False, soft_wrap=True)
+    for r in an.emergence["joint_beats_both"]:
+        if r["opponent"] == "all" and r["metric"] in ("esg", "rmg", "gini"):
+            console.print(f"joint beats both agents' openings on {r['metric']} in {r['vs_round1']:.0%} of debates, "
+                          f"both finals in {r['vs_final']:.0%}", highlight=False, soft_wrap=True)
+    write_tables(tables, out / "study_tables")
+    report = write_html(build_study_report(target), out / "study_report.html")
+    console.print(f"wrote {target}/ (the study folder; resume or extend it with "
+                  f"`fairarena study run {toml} --out {target}`), {out / 'study_tables'}/ (Tables 2 and 3: .md, .tex, .csv)",
+                  highlight=False, soft_wrap=True)
+    console.print(f"[bold]study report:[/] {report.resolve()}  (open it in a browser; it works offline)",
+                  highlight=False, soft_wrap=True)
