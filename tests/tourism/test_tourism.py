@@ -202,3 +202,14 @@ def test_stakeholder_agents_negotiate_flows_through_the_arena(tmp_path):
     system = [m[0]["content"] for m in seen]
     assert any("stakeholder 'residents'" in s for s in system) and all("triage" not in s for s in system)
     assert read_transcript(tmp_path / "t.jsonl")[0]["domain"] == "tourism"
+
+
+def test_maximin_compromise_flows_are_feasible_and_lift_the_worst_off():
+    d = generate(2, 15)
+    ss = parse_stakeholders("tourists:budget,residents,local-business,destination")
+    c = D.candidates(d, ss, "flows")
+    i = c.names.index("compromise:maximin-lp")
+    assert flow_feasibility(d, c.decisions[i]) == []
+    U = D.utility_matrix(c.values)
+    # better for the worst-off stakeholder than every single stakeholder's own proposal
+    assert U[:, i].min() >= U[:, : len(ss)].min(axis=0).max() - 1e-9

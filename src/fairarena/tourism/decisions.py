@@ -171,6 +171,11 @@ def _flow_lp(d: Destination) -> _FlowLP:
     return _FlowLP(G, P, S, A, np.array(lo), np.array(hi), np.concatenate([np.repeat(a.size, P * S), np.full(nO, np.inf)]))
 
 
+def _overflow(d: Destination, F: np.ndarray) -> np.ndarray:
+    a = d.arrays
+    return np.maximum(a.baseline + F.sum(axis=0) - d.comfort * a.capacity[:, None], 0.0).ravel()
+
+
 def flow_coefficients(d: Destination, s: Stakeholder) -> np.ndarray:
     """The linear objective (to maximise) over ``(F, overflow)`` that stands for ``s``'s value (module doc)."""
     a = d.arrays
@@ -215,6 +220,50 @@ def solve_flows(d: Destination, c: np.ndarray, lp: _FlowLP | None = None) -> np.
     if res.status != 0 or res.x is None:
         raise SolverError(f"flow program not solved to optimality: {res.message}")
     return np.round(res.x[:nF]).reshape(lp.G, lp.P, lp.S)
+
+
+def solve_flows_maximin(d: Destination, coefs: list[np.ndarray], lo: np.ndarray, hi: np.ndarray,
+                        lp: _FlowLP | None = None) -> np.ndarray:
+    """Flows near ``max min_a (c_a z - lo_a) / (hi_a - lo_a)`` over the whole feasible set (the egalitarian
+    compromise of the stakeholders' linear objectives): the LP relaxation solved exactly (HiGHS), then
+    rounded deterministically — each (group, slot) keeps the floor of its LP flows and places its remaining
+    visitors one at a time on the POI with the largest fractional part that still has free capacity. The
+    integer program itself is too slow for the time budget (it ran for over 10 minutes on 40 POIs), so
+    this candidate is a rounded LP optimum, not an exact integer maximin."""
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix, hstack, vstack
+
+    a = d.arrays
+    lp = lp or _flow_lp(d)
+    nF = lp.G * lp.P * lp.S
+    n = lp.A.shape[1]
+    span = np.maximum(hi - lo, 1e-12)
+    rows = csr_matrix(np.stack([c / sp for c, sp in zip(coefs, span)]))          # c_a z / span_a - t >= lo_a / span_a
+    A = vstack([hstack([lp.A, csr_matrix((lp.A.shape[0], 1))]), hstack([rows, csr_matrix(-np.ones((len(coefs), 1)))])])
+    lo_all = np.concatenate([lp.lo, lo / span])
+    hi_all = np.concatenate([lp.hi, np.full(len(coefs), np.inf)])
+    c = np.zeros(n + 1)
+    c[-1] = -1.0
+    res = milp(c, constraints=LinearConstraint(A.tocsr(), lo_all, hi_all), integrality=np.zeros(n + 1),
+               bounds=Bounds(np.zeros(n + 1), np.concatenate([lp.bounds_hi, [np.inf]])), options={"disp": False})
+    if res.status != 0 or res.x is None:
+        raise SolverError(f"maximin flow LP not solved to optimality: {res.message}")
+    X = res.x[:nF].reshape(lp.G, lp.P, lp.S)
+    F = np.floor(X + 1e-9)
+    frac = X - F
+    free = np.floor(np.maximum(a.capacity[:, None] - a.baseline, 0.0)) - F.sum(axis=0)
+    for g in range(lp.G):
+        for s_ in range(lp.S):
+            missing = int(round(a.size[g] - F[g, :, s_].sum()))
+            order = np.lexsort((np.arange(lp.P), -frac[g, :, s_]))
+            while missing > 0:
+                j = next(int(j) for j in order if free[j, s_] >= 1)   # total free >= size: always found
+                F[g, j, s_] += 1
+                free[j, s_] -= 1
+                frac[g, j, s_] = -1.0
+                order = np.lexsort((np.arange(lp.P), -frac[g, :, s_]))
+                missing -= 1
+    return F
 
 
 def propose(d: Destination, s: Stakeholder, decision: str, k: int = 5, lp: _FlowLP | None = None) -> np.ndarray:
@@ -327,6 +376,13 @@ def candidates(d: Destination, stakeholders: list[Stakeholder], decision: str, k
             names.append(nm)
             xs.append(solve_flows(d, c, lp))
             ms.append(metrics_of(d, decision, xs[-1], attention))
+        # the egalitarian compromise over the whole feasible set, on the linear objectives normalised by the
+        # proposals' payoff table (own optimum = 1, worst proposal = 0)
+        zs = [np.concatenate([x.ravel(), _overflow(d, x)]) for x in xs[:N]]
+        L = np.array([[c @ z for z in zs] for c in coefs])
+        names.append("compromise:maximin-lp")
+        xs.append(solve_flows_maximin(d, coefs, L.min(axis=1), np.diag(L), lp))
+        ms.append(metrics_of(d, decision, xs[-1], attention))
         V = np.array([[stakeholder_value(d, s, m, decision) for m in ms] for s in stakeholders])
     return Candidates(names, xs, V, ms)
 
