@@ -116,7 +116,7 @@ def test_feasibility_counts_by_stage_and_resource():
 def test_trace_of_reads_the_last_attempt_and_counts_repairs():
     from fairarena.experiments.study_analysis import trace_of
 
-    rec = {"key": "k", "task": {"cohort": 3, "framework": "rawlsian", "agent_b": "adversarial", "opponent_role": "B"}}
+    rec = {"key": "k", "task": {"cohort": 3, "framework": "rawlsian", "agent_b": "adversarial", "opponent_role": "C"}}
     m = {"esg": 1.0, "cnss": [0.0], "feasible": True}
     ev = [{"type": "header", "cohort": {"patients": [{"id": "P1", "age": 5}]}},
           {"type": "turn", "agent": "A", "phase": "round", "round": 1, "attempt": 0, "valid": False,
@@ -162,6 +162,10 @@ def test_stats_json_equals_the_library_on_the_study_records(study_dir):
         assert g["p"] == pytest.approx(c.result.p, nan_ok=True)
     traces = load_traces(study_dir)
     assert len(traces) == 8 and all(len(t["patients"]) == 8 for t in traces)
+    # both agents' proposals at every stage of every debate (the adversary is "B" in the transcript)
+    assert all(sorted((x["agent"], x["stage"]) for x in t["turns"]) ==
+               [("A", "final"), ("A", "r1"), ("B", "final"), ("B", "r1")] for t in traces)
+    assert {r["opponent"] for r in out["emergence"]["moderation"]} == {"baseline", "adversarial"}
     jb = joint_beats_both(traces, st["directions"])
     assert json.loads(json.dumps(jb)) == out["emergence"]["joint_beats_both"]
     # the trace cache is used only while the transcripts are the same

@@ -70,7 +70,7 @@ def trace_of(record: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> 
     """The emergence analysis' view of one debate (see :mod:`fairarena.stats.emergence`): the last attempt
     of each agent at each stage, with its repairs, metrics (per-patient CNSS included), violations."""
     t = record["task"]
-    a_name, b_name = "A", t.get("opponent_role", "B")
+    a_name, b_name = "A", "B"          # the transcript's participant names (opponent_role is the paper's label, B or C)
     header = next((e for e in events if e.get("type") == "header"), {})
     turns: dict[tuple[str, str], dict[str, Any]] = {}
     joint = None
