@@ -129,3 +129,24 @@ def test_policy_sum_within_1e6_is_renormalised_and_said_so(files):
     for cmd in ("score", "check"):
         proc = run(cmd, "--rewards", str(files["r"]), "--policy", str(f), "--json", check_rc=2)
         assert "sum(policy)" in proc.stderr and "1e-06" in proc.stderr
+
+
+def test_notions_listing_loads_no_numerical_code_and_equals_the_registry():
+    """`fairarena notions` in a fresh process lists the built-ins from their descriptions without
+    importing numpy or the notion modules; what it prints is exactly the registry's entries."""
+    code = ("import sys, io, contextlib; sys.argv = ['fairarena', 'notions', '--json']\n"
+            "from fairarena.cli import main\n"
+            "buf = io.StringIO()\n"
+            "try:\n    with contextlib.redirect_stdout(buf): main()\nexcept SystemExit: pass\n"
+            "print(sorted(m for m in ('numpy', 'fairarena.bandit.notions') if m in sys.modules))\n"
+            "print(buf.getvalue())")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    loaded, listing = proc.stdout.split("\n", 1)
+    assert loaded == "[]"
+    from fairarena.bandit.notions import NOTIONS
+    from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
+
+    assert json.loads(listing) == [{"name": e.name, "title": e.title, "summary": e.description, "source": e.citation,
+                                    "direction": e.direction} for e in NOTIONS.entries() if e.name in BUILTIN_NOTIONS]
+    assert [n for n in NOTIONS if n in BUILTIN_NOTIONS] == list(BUILTIN_NOTIONS)
+    assert {n: NOTIONS.entry(n).meta["label"] for n in BUILTIN_NOTIONS} == {n: d["label"] for n, d in BUILTIN_NOTIONS.items()}

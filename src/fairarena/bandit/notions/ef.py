@@ -16,6 +16,7 @@ from fairarena.bandit.notions.batching import (
 )
 from fairarena.bandit.notions.owa import owa_policy
 from fairarena.bandit.notions.registry import register
+from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 from fairarena.bandit.problem import inequality
 
 
@@ -28,10 +29,7 @@ def ef_score(v: np.ndarray, opt: np.ndarray) -> np.ndarray:
     return np.clip(1.0 - (opt - v), 0.0, 1.0)
 
 
-@register("ef", "Equality fairness",
-          "Procedural-fairness paper (equality notion); absolute variant: Gini mean difference",
-          "Utilities as equal as possible: minimise 2/(N(N-1)) sum_{i<j} (U_i - U_j)^2.",
-          value=ef_value, score=ef_score, label="EF")
+@register("ef", **BUILTIN_NOTIONS["ef"], value=ef_value, score=ef_score)
 def ef_policy(mus, o):
     b, n, k = mus.shape
     if n == 1:  # no inequality at all: every policy is equally fair

@@ -21,6 +21,7 @@ import numpy as np
 from fairarena.bandit.notions.batching import split_live, stack_utilities
 from fairarena.bandit.notions.owa import owa_lp, owa_policy, owa_value
 from fairarena.bandit.notions.registry import ratio_score, register
+from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 from fairarena.errors import SolverError
 
 
@@ -90,11 +91,7 @@ def ggi_exact(mu: np.ndarray, o) -> np.ndarray:
     return owa_lp(mu, o.ggi_w(mu.shape[0]))
 
 
-@register("ggi", "Generalized Gini welfare",
-          "Weymark (1981); GGI bandits: Busa-Fekete, Szorenyi, Weng & Mannor (ICML 2017)",
-          "Maximise sum_m w_m U_(m), utilities ascending, w_m = 2^-(m-1) by default "
-          "(ggi_kind='gini': minimise the Gini coefficient of utilities).",
-          value=ggi_value, score=ratio_score, exact=ggi_exact, label="GGI")
+@register("ggi", **BUILTIN_NOTIONS["ggi"], value=ggi_value, score=ratio_score, exact=ggi_exact)
 def ggi_policy(mus, o):
     if o.ggi_kind == "gini":
         mus0, live = split_live(mus)

@@ -10,6 +10,7 @@ import numpy as np
 from fairarena.bandit.notions.batching import stack_utilities
 from fairarena.bandit.notions.owa import owa_lp, owa_policy
 from fairarena.bandit.notions.registry import ratio_score, register
+from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 from fairarena.bandit.problem import validate_rewards
 
 
@@ -19,10 +20,9 @@ def maximin_weights(n: int) -> np.ndarray:
     return w
 
 
-@register("maximin", "Maximin (Rawlsian) welfare", "Rawls (1971), A Theory of Justice",
-          "Maximise the utility of the worst-off agent, min_i U_i(p).",
+@register("maximin", **BUILTIN_NOTIONS["maximin"],
           value=lambda mus, ps, o: stack_utilities(mus, ps).min(axis=-1), score=ratio_score,
-          exact=lambda mu, o: owa_lp(mu, maximin_weights(mu.shape[0])), label="Maximin")
+          exact=lambda mu, o: owa_lp(mu, maximin_weights(mu.shape[0])))
 def maximin_policy(mus, o):
     return owa_policy(mus, maximin_weights(mus.shape[1]))
 

@@ -9,6 +9,7 @@ import numpy as np
 from fairarena.bandit import solver
 from fairarena.bandit.notions.batching import clean_simplex, split_live, stack_utilities, uniform_policy
 from fairarena.bandit.notions.registry import ratio_score, register
+from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 
 
 def nsw_value(mus, ps, o):
@@ -18,10 +19,7 @@ def nsw_value(mus, ps, o):
         return np.exp(np.log(np.maximum(u, 0.0)).mean(axis=-1))
 
 
-@register("nsw", "Nash social welfare",
-          "Kaneko & Nakamura (1979); offline target of NashUCB (Hossain, Micha & Shah, NeurIPS 2021)",
-          "Maximise sum_i log U_i(p) (agents with an all-zero reward row are left out).",
-          value=nsw_value, score=ratio_score, label="NSW")
+@register("nsw", **BUILTIN_NOTIONS["nsw"], value=nsw_value, score=ratio_score)
 def nsw_policy(mus, o):
     b, n, k = mus.shape
     mus, live = split_live(mus)

@@ -10,6 +10,7 @@ import numpy as np
 from fairarena.bandit import solver
 from fairarena.bandit.notions.batching import clean_simplex, split_live, uniform_policy, utilitarian_tie_break
 from fairarena.bandit.notions.registry import register
+from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 from fairarena.bandit.problem import favourites
 
 PF_SUBSET_MAX_K = 16
@@ -102,11 +103,7 @@ def pf_policy_from_favourites(fav: np.ndarray, mus: np.ndarray | None = None,
     return out
 
 
-@register("pf", "Procedural fairness",
-          "Procedural fairness in multi-agent multi-armed bandits (the procedural-fairness paper); "
-          "Nash tie-breaking as in Bogomolnaia, Moulin & Stong (2005)",
-          "Every agent controls an equal 1/N share of the decision, spent on its favourite arms.",
-          value=_pf_value, score=lambda v, o: v, score_is_value=True, label="PF")
+@register("pf", **BUILTIN_NOTIONS["pf"], value=_pf_value, score=lambda v, o: v, score_is_value=True)
 def _pf_policy(mus, o):
     mus0, live = split_live(mus)
     return pf_policy_from_favourites(favourite_masks(mus, o.tol), mus0, o.tie_break, live)

@@ -7,15 +7,14 @@ import numpy as np
 
 from fairarena.bandit.notions.batching import split_live, stack_utilities
 from fairarena.bandit.notions.registry import ratio_score, register
+from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 
 
 def uf_value(mus, ps, o):
     return stack_utilities(mus, ps).sum(axis=-1)
 
 
-@register("uf", "Utilitarian fairness", "Procedural-fairness paper (utilitarian notion)",
-          "Maximise total utility: all mass on argmax_k sum_i mu[i,k] (lowest index on ties).",
-          value=uf_value, score=ratio_score, label="UF")
+@register("uf", **BUILTIN_NOTIONS["uf"], value=uf_value, score=ratio_score)
 def uf_policy(mus, o):
     b, n, k = mus.shape
     out = np.zeros((b, k))
