@@ -47,6 +47,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
 COMMAND_MODULES = tuple(dict.fromkeys(module for module, _ in COMMANDS.values()))
 
 
+def _bool_help_default(opt: Any) -> Any:
+    # typer 0.29 converts every parameter whose value is not already a bool through a pydantic
+    # TypeAdapter; the --help flag's value is None unless given, so every command imported pydantic
+    # (0.1-0.2 s of start-up) for it. A False default makes it a bool like any other flag.
+    if opt is not None and getattr(opt, "default", False) is None:
+        opt.default = False
+    return opt
+
+
+def _with_bool_help(cmd: Any) -> Any:
+    get = cmd.get_help_option
+    cmd.get_help_option = lambda ctx: _bool_help_default(get(ctx))
+    return cmd
+
+
 class LazyGroup(TyperGroup):
     """A command group that imports a command's module on first use."""
 
@@ -62,7 +77,7 @@ class LazyGroup(TyperGroup):
         sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
         importlib.import_module(module).register(sub)
         for name, cmd in typer.main.get_group(sub).commands.items():
-            self.commands.setdefault(name, cmd)
+            self.commands.setdefault(name, _with_bool_help(cmd))
 
     def load_all(self) -> None:
         for module in COMMAND_MODULES:
@@ -82,6 +97,9 @@ class LazyGroup(TyperGroup):
         else:  # a command a module registers but COMMANDS does not list yet
             self.load_all()
         return self.commands.get(cmd_name)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        return _bool_help_default(super().get_help_option(ctx))
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
         self._listing = True

@@ -138,7 +138,7 @@ def test_notions_listing_loads_no_numerical_code_and_equals_the_registry():
             "from fairarena.cli import main\n"
             "buf = io.StringIO()\n"
             "try:\n    with contextlib.redirect_stdout(buf): main()\nexcept SystemExit: pass\n"
-            "print(sorted(m for m in ('numpy', 'fairarena.bandit.notions') if m in sys.modules))\n"
+            "print(sorted(m for m in ('numpy', 'pydantic', 'fairarena.bandit.notions') if m in sys.modules))\n"
             "print(buf.getvalue())")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded, listing = proc.stdout.split("\n", 1)
