@@ -52,6 +52,8 @@ NASH_FLOOR = 1e-6
 GINI_BITS = 10
 VAR_TOL = 1e-7
 VAR_MAX_CUTS = 400
+VAR_EXACT = True
+"""Under the indicator CNSS form, model the variance bound exactly by tangent rows on the finite\nset of CNSS differences (one MILP) instead of cutting planes (``False``: the cutting planes)."""
 
 
 class _CutMILP(AllocationMILP):
@@ -100,6 +102,7 @@ class FeasibleModel:
                                  + ", ".join(OBJECTIVES.names(where=lambda e: bool(e.obj.milp)))
                                  + "); use a candidate-set rule for this one")
         self.problem = problem
+        self._var_pairs: list[tuple[float, Expr]] | None = None
         self.m = _CutMILP(problem, time_limit=time_limit)
         self.m.var_agents = []
         self.u: list[int] = []
@@ -122,6 +125,8 @@ class FeasibleModel:
                     self.m.add_row(add_exprs((scale, c), (-1.0, {u: 1.0})), lo=0.0)
             elif obj.milp == "gini":
                 self._gini(u)
+            elif problem.cnss == "indicator" and VAR_EXACT:  # variance: exact tangent rows (below)
+                self._var_exact(u, float(worst - best))
             else:  # variance: cutting planes in _CutMILP.solve
                 self.m.var_agents.append((u, float(worst - best)))
                 for c in ([] if seeds is None else seeds):  # first cuts at the candidates' CNSS vectors
@@ -151,6 +156,32 @@ class FeasibleModel:
                 ds.append((1.0, {d: 1.0}))
         # D <= (n - 1) (S - sum_k 2^-k w_k)
         m.add_row(add_exprs(*ds, (-(n - 1.0), S), *(((n - 1.0) * c, e) for c, e in prods)), hi=0.0)
+
+    def _var_exact(self, u: int, W: float) -> None:
+        """``Var(CNSS) <= W (1 - u)`` exactly under the indicator CNSS form, in one MILP.
+
+        ``Var(c) = (1/n^2) sum_{i<j} (c_i - c_j)^2``. Under the indicator form ``c_i`` is a multiple of
+        ``1/k_i`` (``k_i`` the resources ``i`` needs), so ``d = c_i - c_j`` takes finitely many values;
+        ``e_ij >= g^2 + 2 g (d - g)`` for every such value ``g`` gives ``e_ij >= d^2`` with equality at
+        every value ``d`` can take (the maximum of the tangents at the grid points is the square on the
+        grid). So ``sum e_ij <= n^2 W (1 - u)`` is exactly the variance bound, with no cutting rounds.
+        The pairs' ``e_ij`` are shared by every libertarian agent."""
+        m, n = self.m, self.problem.n
+        if getattr(self, "_var_pairs", None) is None:
+            k = [int(v) for v in self.problem.n_needed]
+            pairs: list[tuple[float, Expr]] = []
+            for i in range(n):
+                for j in range(i + 1, n):
+                    e = m.add_var(0.0, np.inf)
+                    diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
+                    vals = sorted({round(a / max(k[i], 1) - b / max(k[j], 1), 12)
+                                   for a in range(k[i] + 1) for b in range(k[j] + 1)})
+                    for g in vals:  # e - 2 g d >= -g^2
+                        m.add_row(add_exprs((1.0, {e: 1.0}), (-2.0 * g, diff)), lo=-g * g)
+                    pairs.append((1.0, {e: 1.0}))
+            self._var_pairs = pairs
+        # sum e + n^2 W u <= n^2 W
+        m.add_row(add_exprs(*self._var_pairs, (float(n * n) * W, {u: 1.0})), hi=float(n * n) * W)
 
     def total(self, weights: Sequence[float] | None = None) -> Expr:
         w = [1.0] * len(self.u) if weights is None else list(weights)
