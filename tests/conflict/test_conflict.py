@@ -71,3 +71,38 @@ def test_reusing_an_optimum_that_meets_the_bound_gives_the_same_frontier():
     b = audit_triage(p, "rmg", "esg", points=12, reuse=False)
     assert b["solved"] == 12 and a["solved"] <= 12
     assert np.allclose(sorted(a["points"]), sorted(b["points"]), atol=1e-9)
+
+
+def _two_poi(d0: float, d1: float):
+    from fairarena.tourism.destination import POI, Destination, Group
+
+    def poi(i, hood, dist, cap):
+        return POI(id=f"P{i}", category="museum", neighbourhood=hood, popularity=0.5, capacity=cap,
+                   baseline_load=[0.0], price_level=1, provider="local", distance_km=dist, transport="walk")
+
+    return Destination(slots=["day"], pois=[poi(0, "centre", d0, 2), poi(1, "residential", d1, 5)],
+                       groups=[Group(id="g", persona="culture", size=3)])
+
+
+def test_flows_frontier_against_brute_force():
+    from fairarena.evaluation.conflict import audit_tourism_flows
+    from fairarena.tourism.metrics import flow_metrics, satisfaction
+
+    # the centre POI is nearer: satisfaction and residents agree (2 visitors there, 1 in the residential one)
+    res = audit_tourism_flows(_two_poi(1.0, 4.0), "satisfaction", "crowding_residential", points=5)
+    assert res["no_conflict"] and res["price_of_fairness_x"] == 0
+    # the residential POI is nearer: a real conflict; every split (a at P0, 3 - a at P1), a = 0..2
+    d = _two_poi(4.0, 1.0)
+    res = audit_tourism_flows(d, "satisfaction", "crowding_residential", points=5)
+    pts = []
+    for a_ in range(3):
+        F = np.array([[[a_], [3 - a_]]], float)
+        m = flow_metrics(d, F)
+        pts.append((satisfaction(d, m, None, "flows"), m["crowding_residential"]))
+    X, Y = np.array(pts).T
+    keep = pareto_front(X, Y, "max", "min")
+    assert not res["no_conflict"]
+    assert res["x_best"] == pytest.approx(X.max()) and res["y_best"] == pytest.approx(Y.min())
+    # weighted sums reach the supported points: here both ends of the brute-force frontier
+    ends = {tuple(np.round(p, 9)) for p in res["points"]}
+    assert {tuple(np.round((X[i], Y[i]), 9)) for i in keep[[0, -1]]} <= ends

@@ -261,11 +261,63 @@ def load_problem(path: str, x: str, y: str, points: int = 50, attention: str = "
     return "triage", parse_cohort(data).to_problem()
 
 
+def audit_tourism_flows(d: Any, x: str, y: str, points: int = 50, tol: float = 1e-6) -> dict[str, Any]:
+    """Flows: the weighted-sum frontier between the stakeholders behind ``x`` and ``y`` (``t`` on a grid;
+    each point one integer program of :func:`fairarena.tourism.decisions.solve_flows` on ``t c_x / span_x +
+    (1 - t) c_y / span_y``). Exact for the supported points of the frontier (weighted sums reach only
+    its convex hull's vertices); attention does not apply to flows, so no alternative definition."""
+    from fairarena.tourism import decisions as D
+    from fairarena.tourism.metrics import flow_metrics, satisfaction
+
+    for f, v in (("--x", x), ("--y", y)):
+        if v not in TOURISM_METRICS:
+            raise InputError(f, v, f"one of {', '.join(TOURISM_METRICS)}")
+    cx = _flow_objective(d, x)
+    cy = _flow_objective(d, y)
+    Fx, Fy = D.solve_flows(d, cx), D.solve_flows(d, cy)
+
+    def val(F: np.ndarray, metric: str) -> float:
+        m = flow_metrics(d, F)
+        return satisfaction(d, m, None, "flows") if metric == "satisfaction" else float(m[metric])
+
+    zx = [c @ np.concatenate([F.ravel(), D.overflow(d, F)]) for c in (cx,) for F in (Fx, Fy)]
+    zy = [c @ np.concatenate([F.ravel(), D.overflow(d, F)]) for c in (cy,) for F in (Fx, Fy)]
+    sx, sy = max(abs(zx[0] - zx[1]), 1e-12), max(abs(zy[0] - zy[1]), 1e-12)
+    Fs = [D.solve_flows(d, t * cx / sx + (1 - t) * cy / sy) for t in np.linspace(0.0, 1.0, points)]
+    vx = np.array([val(F, x) for F in Fs])
+    vy = np.array([val(F, y) for F in Fs])
+    dx, dy = TOURISM_METRICS[x], TOURISM_METRICS[y]
+    keep = pareto_front(vx, vy, dx, dy)
+    out = {"problem": "tourism", "decision": "flows", "method": f"weighted sums ({points} integer programs, HiGHS)",
+           "x": x, "y": y, "directions": {x: dx, y: dy}, "attention": "flows",
+           "points": [[float(vx[i]), float(vy[i])] for i in keep], "alternatives": []}
+    out.update(_summary(vx, vy, dx, dy, tol))
+    return out
+
+
+def _flow_objective(d: Any, metric: str) -> np.ndarray:
+    """The linear flow objective (to maximise) of one metric, through a one-metric stakeholder."""
+    from fairarena.tourism.decisions import flow_coefficients
+    from fairarena.tourism.stakeholders import Stakeholder
+
+    lin = {"satisfaction": "satisfaction", "small_exposure_share": "small_exposure_share",
+           "exposure_gini": "exposure_gini", "crowding_residential": "crowding_residential",
+           "emissions_per_visit": "emissions_norm", "tourist_visits_above_capacity": "over_capacity_share",
+           "popularity_mean": "exposure_gini", "long_tail_share": "exposure_gini"}[metric]
+    sign = 1.0 if TOURISM_METRICS[metric] == "max" else -1.0
+    if metric in ("exposure_gini", "popularity_mean", "long_tail_share"):
+        sign = -1.0   # the linear long-tail bonus stands for all three (flow_coefficients)
+    return flow_coefficients(d, Stakeholder(name=metric, kind="audit", value="", objective={lin: sign}))
+
+
 def audit(path: str, x: str, y: str, points: int = 50, seed: int = 0, k: int = 5,
-          attention: str = "full-list", loaded: tuple[str, Any] | None = None) -> dict[str, Any]:
-    """Audit a problem file: a destination (JSON with ``pois``) or a triage cohort."""
+          attention: str = "full-list", loaded: tuple[str, Any] | None = None, decision: str = "lists"
+          ) -> dict[str, Any]:
+    """Audit a problem file: a destination (JSON with ``pois``; lists or flows) or a triage cohort."""
     kind, obj = loaded or load_problem(path, x, y, points, attention)
     if kind == "tourism":
+        if decision == "flows":
+            return audit_tourism_flows(obj, x, y, points)
         return audit_tourism(obj, x, y, points, k, seed, attention)
     return audit_triage(obj, x, y, points)
 

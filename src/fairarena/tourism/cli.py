@@ -221,6 +221,7 @@ def conflict_cmd(
     points: int = typer.Option(50, "--points", help="Grid points of the frontier."),
     attention: str = typer.Option("full-list", "--attention", help="Tourism: attention model of the metrics."),
     k: int = typer.Option(5, "--k", help="Tourism: list length."),
+    decision: str = typer.Option("lists", "--decision", help="Tourism: lists (sampled) or flows (weighted sums)."),
     seed: int = typer.Option(0, "--seed"),
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for result.json and frontier.png."),
     force: bool = typer.Option(False, "--force"),
@@ -230,14 +231,16 @@ def conflict_cmd(
     from fairarena.evaluation.conflict import audit, load_problem, plot_frontier
 
     check_seed(seed)
+    if decision not in ("lists", "flows"):
+        raise InputError("--decision", decision, "lists or flows")
     loaded = load_problem(str(problem), x, y, points, attention)   # every check before any work or write
     if loaded[0] == "tourism" and not 1 <= k <= len(loaded[1].pois):
         raise InputError("--k", k, f"1..{len(loaded[1].pois)}")
     result = _write(out, force, "audit conflict", lambda: {**audit(str(problem), x, y, points, seed, k, attention,
-                                                                   loaded=loaded), "seed": seed},
+                                                                   loaded=loaded, decision=decision), "seed": seed},
                     plot=lambda r, p: plot_frontier(r, str(p / "frontier.png")),
                     config={"problem": str(problem), "x": x, "y": y, "points": points, "attention": attention, "k": k,
-                            "seed": seed})
+                            "decision": decision, "seed": seed})
     if as_json:
         emit_json(result)
         return

@@ -171,7 +171,8 @@ def _flow_lp(d: Destination) -> _FlowLP:
     return _FlowLP(G, P, S, A, np.array(lo), np.array(hi), np.concatenate([np.repeat(a.size, P * S), np.full(nO, np.inf)]))
 
 
-def _overflow(d: Destination, F: np.ndarray) -> np.ndarray:
+def overflow(d: Destination, F: np.ndarray) -> np.ndarray:
+    """Visitors above comfort x capacity per (POI, slot), flattened (the flow programs' overflow variables)."""
     a = d.arrays
     return np.maximum(a.baseline + F.sum(axis=0) - d.comfort * a.capacity[:, None], 0.0).ravel()
 
@@ -378,7 +379,7 @@ def candidates(d: Destination, stakeholders: list[Stakeholder], decision: str, k
             ms.append(metrics_of(d, decision, xs[-1], attention))
         # the egalitarian compromise over the whole feasible set, on the linear objectives normalised by the
         # proposals' payoff table (own optimum = 1, worst proposal = 0)
-        zs = [np.concatenate([x.ravel(), _overflow(d, x)]) for x in xs[:N]]
+        zs = [np.concatenate([x.ravel(), overflow(d, x)]) for x in xs[:N]]
         L = np.array([[c @ z for z in zs] for c in coefs])
         names.append("compromise:maximin-lp")
         xs.append(solve_flows_maximin(d, coefs, L.min(axis=1), np.diag(L), lp))
