@@ -198,32 +198,47 @@ def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto",
 STAGE_COLOURS = {"A": "#1f77b4", "B": "#ff7f0e", "joint": "#2ca02c"}
 
 
-def trajectory_figure(em: Mapping[str, Any], metric: str, opponents: Sequence[str], frameworks: Sequence[str]) -> Any:
-    """Mean ``metric`` over stages (r1.., final, joint) per framework (panels) for A and its opponent
-    (lines), one row of panels per opponent."""
+FW_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+def trajectory_figure(em: Mapping[str, Any], metrics: Sequence[str], opponents: Sequence[str],
+                      frameworks: Sequence[str]) -> Any:
+    """Mean of each metric (rows) over stages (r1.., final, joint) per opponent (columns): one colour per
+    framework A is aligned to, A solid, its opponent dashed, the joint recommendation a star."""
     from matplotlib.figure import Figure
 
     from fairarena.stats.emergence import stage_order
 
-    rows = [r for r in em["trajectories"] if r["metric"] == metric]
-    stages = sorted({r["stage"] for r in rows}, key=stage_order)
-    fig = Figure(figsize=(1.9 * len(frameworks) + 0.8, 1.9 * len(opponents) + 0.6), layout="constrained")
-    axes = fig.subplots(len(opponents), len(frameworks), sharey=True, squeeze=False)
-    for i, opp in enumerate(opponents):
-        for j, fw in enumerate(frameworks):
+    stages = sorted({r["stage"] for r in em["trajectories"]}, key=stage_order)
+    pos = {s: k for k, s in enumerate(stages)}
+    fig = Figure(figsize=(3.6 * len(opponents) + 1.6, 2.1 * len(metrics) + 0.4), layout="constrained")
+    axes = fig.subplots(len(metrics), len(opponents), sharex=True, squeeze=False)
+    series: dict[tuple[str, str, str, str], dict[str, float]] = {}
+    for r in em["trajectories"]:
+        series.setdefault((r["metric"], r["opponent"], r["framework"], r["agent"]), {})[r["stage"]] = r["mean"]
+    for i, m in enumerate(metrics):
+        for j, opp in enumerate(opponents):
             ax = axes[i][j]
-            for ag in ("A", "B", "joint"):
-                pts = {r["stage"]: r["mean"] for r in rows if r["opponent"] == opp and r["framework"] == fw
-                       and r["agent"] == ag}
-                xs = [k for k, s in enumerate(stages) if s in pts]
-                ax.plot(xs, [pts[stages[k]] for k in xs], marker="o", ms=3, color=STAGE_COLOURS[ag],
-                        label={"A": "A", "B": "opponent", "joint": "joint"}[ag])
-            ax.set_xticks(range(len(stages)), stages, fontsize=6)
-            ax.tick_params(labelsize=6)
-            ax.set_title(f"{fw} vs {opp}", fontsize=7)
+            for k, fw in enumerate(frameworks):
+                colour = FW_COLOURS[k % len(FW_COLOURS)]
+                for ag, style in (("A", "-"), ("B", "--")):
+                    pts = series.get((m, opp, fw, ag), {})
+                    xs = sorted((pos[s] for s in pts), key=int)
+                    ax.plot(xs, [pts[stages[x]] for x in xs], style, color=colour, lw=1.2, marker=".", ms=3,
+                            label=fw if ag == "A" else None)
+                jp = series.get((m, opp, fw, "joint"), {})
+                if "joint" in jp:
+                    ax.plot([pos["joint"]], [jp["joint"]], "*", color=colour, ms=6)
+            ax.set_xticks(range(len(stages)), stages, fontsize=7)
+            ax.tick_params(labelsize=7)
             ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=6, frameon=False)
-    fig.suptitle(f"{metric}: mean over debates per stage", fontsize=9)
+            if i == 0:
+                ax.set_title(f"A vs {opp}", fontsize=8)
+            if j == 0:
+                ax.set_ylabel(m, fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside right center", fontsize=7, frameon=False, title="A aligned to (solid: A, dashed: "
+               "opponent, star: joint)", title_fontsize=6)
     return fig
 
 
@@ -389,9 +404,9 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
                               FigureBlock(feasibility_figure(em), caption="Feasibility per stage.")]),
         Section("Figures", [*(FigureBlock(means_figure(st, m), caption=f"{m}: final means with 95% bootstrap CIs")
                               for m in focus),
-                            *(FigureBlock(trajectory_figure(em, m, st.opponents, st.frameworks),
-                                          caption=f"{m} trajectories over rounds per framework and opponent")
-                              for m in focus)]),
+                            FigureBlock(trajectory_figure(em, focus, st.opponents, st.frameworks),
+                                        caption="Metric trajectories over rounds per framework and opponent "
+                                                "(mean over debates of feasible proposals)")]),
         Section("Debates", [Text(f"{len(items)} debates; the first {min(details, len(items))} with their full "
                                  "transcript (proposals, justifications, critiques, retrieved chunks, repairs, "
                                  "metrics), the others summarised."),
