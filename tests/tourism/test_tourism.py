@@ -201,6 +201,10 @@ def test_stakeholder_agents_negotiate_flows_through_the_arena(tmp_path):
     assert fam["utility"] == pytest.approx(1.0)
     system = [m[0]["content"] for m in seen]
     assert any("stakeholder 'residents'" in s for s in system) and all("triage" not in s for s in system)
+    # the residents' retrieval document (the sustainability plan) is quoted; the tourists have none
+    res_sys = next(s for s in system if "stakeholder 'residents'" in s)
+    assert '<reference id="sustainability_plan.md">' in res_sys and "Carrying capacity" in res_sys
+    assert all('<reference id=' not in s for s in system if "stakeholder 'tourists:family'" in s)
     assert read_transcript(tmp_path / "t.jsonl")[0]["domain"] == "tourism"
 
 

@@ -84,14 +84,23 @@ class StakeholderProfile(Profile):
     stakeholder: str = ""
     statement: str = ""
     objective: str = ""
+    documents: tuple[tuple[str, str], ...] = ()     # (id, text) quoted in full in the system prompt
 
     @property
     def name(self) -> str:
         return f"stakeholder:{self.stakeholder}"
 
     def system_prompt(self, *, rag_available: bool, rules: str | None = None) -> str:
+        from types import SimpleNamespace
+
+        from fairarena.arena.prompts import quote_references
+
+        refs = ""
+        if self.documents:
+            refs = (" Your stakeholder's documents (quoted reference material):\n"
+                    + quote_references([SimpleNamespace(id=i, text=t) for i, t in self.documents], None) + "\n")
         return (f"You represent the stakeholder '{self.stakeholder}' of a tourist destination. {self.statement} "
-                f"Your objective: {self.objective}. " + (rules or ""))
+                f"Your objective: {self.objective}.{refs} " + (rules or ""))
 
 
 def agent_name(s: Stakeholder) -> str:
@@ -101,7 +110,10 @@ def agent_name(s: Stakeholder) -> str:
 
 def profile_of(s: Stakeholder) -> StakeholderProfile:
     obj = ", ".join(f"{'maximise' if w > 0 else 'minimise'} {m} (weight {abs(w):g})" for m, w in s.objective.items())
-    return StakeholderProfile(kind="baseline", stakeholder=s.name, statement=s.value, objective=obj)
+    from fairarena.tourism.stakeholders import document_text
+
+    docs = tuple((name, document_text(name)) for name in s.documents)
+    return StakeholderProfile(kind="baseline", stakeholder=s.name, statement=s.value, objective=obj, documents=docs)
 
 
 def flows_from_allocation(d: Destination, x: np.ndarray) -> np.ndarray:
