@@ -177,6 +177,81 @@ def audit_cmd(
         console.print(ft)
 
 
+@aggregate_app.command("council")
+@cli_errors
+def council_cmd(
+    seed: int = typer.Option(0, "--seed", help="Cohort seed (and the lotteries' draw seed)."),
+    capacity: str = typer.Option("standard", "--capacity", help="Capacity variant of the sampled cohort."),
+    rule: list[str] = typer.Option([], "--rule", help="Only these rules (repeatable; default every rule)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for council.json, council.csv, council.png."),
+    force: bool = typer.Option(False, "--force", help="Replace an earlier run's --out folder."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Six agents, one per framework, on one cohort: every rule's decision, every framework's metric and
+    every stakeholder's utility side by side."""
+    from fairarena.aggregation.council import council
+    from fairarena.aggregation.rules import RULES
+    from fairarena.errors import InputError
+    from fairarena.triage.cohort import CAPACITY_VARIANTS
+
+    check_seed(seed)
+    if capacity not in CAPACITY_VARIANTS:
+        raise InputError("--capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
+    for r in rule:
+        RULES.check(r)
+    if out is not None:
+        from fairarena.fsutil import check_out_dir
+
+        check_out_dir(out, "out")
+    res = council(seed, capacity, rules=rule or None, rule_seed=seed)
+    if out is not None:
+        import csv
+        import io
+
+        from fairarena.fsutil import atomic_write_json, atomic_write_text, output_folder
+
+        config = {"seed": seed, "capacity": capacity, "rules": rule}
+        with output_folder(out, "aggregate council", force=force, config=config) as folder:
+            atomic_write_json(folder.path / "council.json", res.to_dict())
+            rows = res.table()
+            buf = io.StringIO()
+            w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+            atomic_write_text(folder.path / "council.csv", buf.getvalue())
+            res.plot(folder.path / "council.png")
+    if as_json:
+        emit_json(res.to_dict())
+        return
+    print_council(res)
+
+
+def print_council(res: Any) -> None:
+    """The council tables: per rule, every framework's metric, then every stakeholder's utility."""
+    from rich.table import Table
+
+    rows = res.table()
+    mt = Table(title=f"council, cohort seed {res.seed} ({res.capacity}): each framework's metric per rule")
+    mt.add_column("rule")
+    for f, mk in res.metric_names.items():
+        mt.add_column(f"{mk} ({f[:4]})", justify="right")
+    for r in rows:
+        mt.add_row(r["rule"], *(f"{r[f'metric:{f}']:.3f}" for f in res.metric_names))
+    ut = Table(title="each stakeholder's normalised utility (1 = its own ideal)")
+    ut.add_column("rule")
+    for a in res.agents:
+        ut.add_column(a[:4], justify="right")
+    ut.add_column("min", justify="right")
+    ut.add_column("share", justify="right")
+    ut.add_column("s", justify="right")
+    for r in rows:
+        ut.add_row(r["rule"], *(f"{r[f'u:{a}']:.2f}" for a in res.agents), f"{r['min_utility']:.2f}",
+                   f"{r['decision_share']:.2f}", f"{r['seconds']:.2f}")
+    console.print(mt)
+    console.print(ut)
+    console.print("share: the decision share (procedural fairness over the agents' favourites); s: seconds")
+
+
 def evaluate_cmd(
     problem: Optional[Path] = typer.Option(None, "--problem", help="Cohort JSON file."),
     decision: Path = typer.Option(..., "--decision", help='Decision JSON: {"allocation": {...}} or the output of '

@@ -1,0 +1,149 @@
+"""The council: six agents, one aligned to each ethical framework, on one triage cohort; the same cohort
+aggregated by every rule; every framework's metric and every stakeholder's evaluation side by side per
+rule (Arrow's trade-off as one table and one plot).
+
+Each agent proposes its framework's exact optimum (``FRAMEWORKS[f].solve``) and judges allocations by
+its framework's metric, normalised over the feasible set (:mod:`.objectives`). A joint decision reached
+some other way (e.g. a debate of the six agents) is passed in as ``joint={"debate": allocation}`` and
+becomes one more row, scored by the same functions.
+
+    from fairarena.aggregation.council import council
+    res = council(seed=0)                       # every rule
+    res.table()                                 # rows: rules; columns: metrics and utilities
+    res.plot("council.png")
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from fairarena.errors import InputError
+
+__all__ = ["CouncilResult", "council", "council_profile"]
+
+
+def council_profile(problem: Any) -> Any:
+    """The council's profile on ``problem``: one agent per framework (named after it), proposing the
+    framework's exact optimum."""
+    from fairarena.aggregation.rules import Agent, Profile
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    agents = [Agent(f, f, FRAMEWORKS.get(f).solve(problem)) for f in FRAMEWORKS]
+    return Profile.from_proposals(problem, agents)
+
+
+@dataclass
+class CouncilResult:
+    """Per row (a rule, or a joint decision passed in): the allocation, every framework's metric, every
+    stakeholder's utility and the evaluation summary."""
+
+    seed: int
+    capacity: str
+    agents: list[str]
+    metric_names: dict[str, str]                  # framework -> metric key
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seed": self.seed, "capacity": self.capacity, "agents": self.agents,
+                "metrics": self.metric_names,
+                "rows": [{k: v for k, v in r.items() if k != "allocation"} for r in self.rows]}
+
+    def table(self) -> list[dict[str, Any]]:
+        """One flat row per rule: ``rule``, ``kind``, each framework's metric (``metric:<framework>``),
+        each stakeholder's utility (``u:<agent>``), worst-off, Gini of utilities, decision share."""
+        out = []
+        for r in self.rows:
+            row: dict[str, Any] = {"rule": r["rule"], "kind": r["kind"]}
+            for f, mk in self.metric_names.items():
+                row[f"metric:{f}"] = r["metrics"][mk]
+            for a, u in r["utilities"].items():
+                row[f"u:{a}"] = u
+            ev = r["evaluation"]
+            row.update(worst_off=ev["worst_off"]["name"], min_utility=ev["worst_off"]["utility"],
+                       gini_utilities=ev["gini_utilities"], decision_share=ev["decision_share"],
+                       seconds=r["seconds"])
+            out.append(row)
+        return out
+
+    def plot(self, path: str | Path) -> Path:
+        """A heat map of every stakeholder's normalised utility per rule (rows) with the minimum
+        utility beside it; written to ``path`` (PNG/SVG/PDF by suffix)."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rules = [r["rule"] for r in self.rows]
+        M = np.array([[r["utilities"][a] for a in self.agents] for r in self.rows])
+        fig, ax = plt.subplots(figsize=(1.2 * len(self.agents) + 3, 0.34 * len(rules) + 1.6))
+        im = ax.imshow(M, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+        ax.set_xticks(range(len(self.agents)), self.agents, rotation=30, ha="right")
+        ax.set_yticks(range(len(rules)), [f"{r} (min {M[i].min():.2f})" for i, r in enumerate(rules)])
+        for i in range(M.shape[0]):
+            for j in range(M.shape[1]):
+                ax.text(j, i, f"{M[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if M[i, j] < 0.5 else "black")
+        ax.set_title(f"council, cohort seed {self.seed} ({self.capacity}): each stakeholder's utility per rule")
+        fig.colorbar(im, ax=ax, label="normalised utility (1 = own ideal)")
+        fig.tight_layout()
+        path = Path(path)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        return path
+
+
+def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] | None = None,
+            joint: Mapping[str, np.ndarray] | None = None, rule_seed: int = 0,
+            problem: Any = None) -> CouncilResult:
+    """Aggregate the council's six proposals on cohort ``seed`` (``capacity`` variant) by every rule in
+    ``rules`` (default: every registered rule) and score each decision (module doc).
+
+    ``joint`` maps a label to an allocation decided otherwise (e.g. ``{"debate": x}``); each becomes
+    one more row of kind ``joint``. ``problem`` overrides the sampled cohort. Lotteries are scored by
+    their expected allocation (metrics) and expected utilities."""
+    from fairarena.aggregation.rules import RULES, aggregate
+    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.allocation.metrics import compute_metrics
+    from fairarena.allocation.problem import check_feasibility
+    from fairarena.evaluation.stakeholders import evaluate
+
+    if problem is None:
+        from fairarena.triage.archetypes import sample_cohort
+
+        problem = sample_cohort(seed, capacity).to_problem()
+    names = list(RULES) if rules is None else list(rules)
+    for nm in names:
+        RULES.check(nm)
+    profile = council_profile(problem)
+    res = CouncilResult(seed, capacity, profile.names, {f: FRAMEWORKS.get(f).metric for f in FRAMEWORKS})
+
+    def row(label: str, kind: str, x: np.ndarray, ev: dict[str, Any], note: str, dt: float,
+            lottery: dict[str, float] | None = None) -> None:
+        res.rows.append({"rule": label, "kind": kind, "note": note, "seconds": dt, "lottery": lottery,
+                         "allocation": x,
+                         "metrics": {k: float(v) for k, v in compute_metrics(problem, x).items()
+                                     if isinstance(v, (int, float, np.floating))},
+                         "utilities": {s["name"]: s["utility"] for s in ev["stakeholders"]},
+                         "evaluation": ev})
+
+    for nm in names:
+        t = time.perf_counter()
+        d = aggregate(profile, nm, seed=rule_seed)
+        dt = time.perf_counter() - t
+        if d.lottery is not None:
+            p = np.array([d.lottery.get(c, 0.0) for c in profile.candidates])
+            ev = evaluate(profile, lottery=p)
+        else:
+            ev = evaluate(profile, allocation=d.allocation)
+        row(nm, RULES.entry(nm).kind, np.asarray(d.allocation, dtype=float), ev, d.note, dt, d.lottery)
+    for label, x in (joint or {}).items():
+        x = np.asarray(x, dtype=float)
+        if x.shape != (problem.n, problem.n_resources) or check_feasibility(problem, x):
+            raise InputError(f"joint.{label}", x.shape, "a feasible allocation for the council's cohort")
+        row(str(label), "joint", x, evaluate(profile, allocation=x), "a joint decision passed in", 0.0)
+    return res
