@@ -32,7 +32,10 @@ SMALL = {
     "capacity": {"ICU": 1, "Ventilator": 1, "MedA": 12, "MedB": 4, "Nursing": 20, "Surgery": 1},
 }
 # mean-repair closes without more model calls (joint-draft with LLMs is the same code path as with scripts)
-CONFIG = DebateConfig(rounds=1, max_repairs=1, closing="mean-repair", max_tokens=140, text_limit=40, seed=1)
+# max_tokens: SmolLM2 writes divisible amounts with 9 decimals (6.666666667), so a complete 3-patient
+# allocation plus two 40-character texts needs about 150 tokens; at 140 every reply was cut off
+# (finish_reason "length", checked with the prompts before and after the multi-agent refactor).
+CONFIG = DebateConfig(rounds=1, max_repairs=1, closing="mean-repair", max_tokens=200, text_limit=40, seed=1)
 
 
 @pytest.fixture(scope="module")
