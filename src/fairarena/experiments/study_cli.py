@@ -141,12 +141,12 @@ def stats_cmd(
 ) -> None:
     """Paired statistics (Table 3 cells) and the emergence analysis of a finished study."""
     from fairarena.experiments.study_analysis import analyse_study, study_tables
-    from fairarena.report import to_markdown
 
     an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
     if as_json:
         emit_json(an.to_dict())
         return
+    from fairarena.report import to_markdown        # matplotlib comes with the report package: not for --json
     tables = study_tables(an)
     console.print(to_markdown(tables["table3"]), highlight=False, soft_wrap=True, markup=False)
     for r in an.emergence["joint_beats_both"]:
