@@ -74,11 +74,12 @@ def _fn(rule: str) -> Fn:
     return RULES.entry(rule).batched
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.abs(a - b).max(axis=-1) <= ATOL
+def _same(a: np.ndarray, b: np.ndarray, atol: float = ATOL) -> np.ndarray:
+    return np.abs(a - b).max(axis=-1) <= atol
 
 
-def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, list[Any]]:
+def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator,
+                atol: float = ATOL) -> tuple[np.ndarray, list[Any]]:
     """Boolean violations ``(B,)`` of ``axiom`` for rule ``fn`` on profiles ``U (B, N, K)`` and a
     per-profile detail (what was changed) for the witnesses."""
     B, N, K = U.shape
@@ -88,30 +89,30 @@ def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> 
         ge = (U[:, :, :, None] >= U[:, :, None, :]).all(axis=1)     # (B, a, b): a >= b for everyone
         gt = (U[:, :, :, None] > U[:, :, None, :]).any(axis=1)
         dominated = (ge & gt).any(axis=1)                             # (B, b): some a dominates b
-        bad = ((P > ATOL) & dominated).any(axis=1)
-        return bad, [{"dominated_chosen": [int(k) for k in np.flatnonzero((P[b] > ATOL) & dominated[b])]}
+        bad = ((P > atol) & dominated).any(axis=1)
+        return bad, [{"dominated_chosen": [int(k) for k in np.flatnonzero((P[b] > atol) & dominated[b])]}
                      for b in range(B)]
     if axiom == "anonymity":
         perm = rng.permutation(N)
         while N > 1 and np.all(perm == np.arange(N)):
             perm = rng.permutation(N)
-        bad = ~_same(fn(U[:, perm]), P)
+        bad = ~_same(fn(U[:, perm]), P, atol)
         return bad, [{"agent_order": perm.tolist()}] * B
     if axiom == "neutrality":
         perm = rng.permutation(K)
         while np.all(perm == np.arange(K)):
             perm = rng.permutation(K)
-        bad = ~_same(fn(U[:, :, perm]), P[:, perm])
+        bad = ~_same(fn(U[:, :, perm]), P[:, perm], atol)
         return bad, [{"candidate_order": perm.tolist()}] * B
     if axiom == "iia":
         bad = np.zeros(B, dtype=bool)
         for k in range(K):
-            idx = np.flatnonzero((P[:, k] <= ATOL) & ~bad)
+            idx = np.flatnonzero((P[:, k] <= atol) & ~bad)
             if idx.size == 0:
                 continue
             keep = [j for j in range(K) if j != k]
             Q = fn(U[idx][:, :, keep])
-            v = ~_same(Q, P[idx][:, keep])
+            v = ~_same(Q, P[idx][:, keep], atol)
             bad[idx[v]] = True
             for b in idx[v]:
                 details[b] = {"removed_candidate": k}
@@ -119,7 +120,7 @@ def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> 
     if axiom == "non_dictatorship":
         fav = C.favourites(U)
         unique = fav.sum(axis=2) == 1
-        chosen = (P > 1 - ATOL)
+        chosen = (P > 1 - atol)
         hit = (fav & chosen[:, None, :]).any(axis=2) & unique      # (B, N)
         return hit, [None] * B                                     # evaluated as a share per agent
     if axiom == "monotonicity":
@@ -129,7 +130,7 @@ def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> 
         top = V[np.arange(B), i].max(axis=1)
         V[np.arange(B), i, w] = np.maximum(V[np.arange(B), i, w], top + 0.05)
         Q = fn(V)
-        bad = Q[np.arange(B), w] < P[np.arange(B), w] - ATOL
+        bad = Q[np.arange(B), w] < P[np.arange(B), w] - atol
         return bad, [{"agent": int(i[b]), "raised_candidate": int(w[b]),
                       "to": float(V[b, i[b], w[b]])} for b in range(B)]
     if axiom == "condorcet":
@@ -139,13 +140,13 @@ def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> 
         cw = (M > 0).all(axis=2)                                   # (B, K)
         has = cw.any(axis=1)
         c = cw.argmax(axis=1)
-        bad = has & (P[np.arange(B), c] < 1 - ATOL)
+        bad = has & (P[np.arange(B), c] < 1 - atol)
         return bad, [{"condorcet_winner": int(c[b])} for b in range(B)]
     if axiom == "rescaling":
         i = rng.integers(0, N, size=B)
         V = U.copy()
         V[np.arange(B), i] *= 0.25
-        bad = ~_same(fn(V), P)
+        bad = ~_same(fn(V), P, atol)
         return bad, [{"agent": int(i[b]), "factor": 0.25} for b in range(B)]
     if axiom == "manipulation":
         true_u = np.einsum("bnk,bk->bn", U, P)
@@ -160,7 +161,7 @@ def check_axiom(fn: Fn, axiom: str, U: np.ndarray, rng: np.random.Generator) -> 
                 else:
                     V[:, a] = U[:, a][:, rep]
                 Q = fn(V)
-                gain = np.einsum("bk,bk->b", U[:, a], Q) > true_u[:, a] + ATOL
+                gain = np.einsum("bk,bk->b", U[:, a], Q) > true_u[:, a] + atol
                 new = gain & ~bad
                 for b in np.flatnonzero(new):
                     details[b] = {"agent": a, "misreport": [float(v) for v in V[b, a]]}
@@ -316,3 +317,77 @@ def audit_feasible(rules: list[str] | None = None, *, instances: int = 10, seed:
         for c in table[r].values():
             c["share"] = c["violations"] / c["checked"] if c["checked"] else 0.0
     return {"instances": instances, "seed": seed, "axioms": FEASIBLE_AXIOMS, "table": table, "examples": examples}
+
+
+# -- adversarial search ---------------------------------------------------------------------------
+
+SEARCH_ATOL = 1e-5
+"""The search compares lotteries to 1e-5: it steers into ties, where the PF lottery's optimiser returns
+equivalent lotteries that differ by ~1e-7 (solver tolerance, not a violation)."""
+SEARCH_AXIOMS = [ax for ax in AXIOMS if ax != "non_dictatorship"]  # non-dictatorship is a share, not a witness
+
+
+def _neighbours(U: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarray:
+    """``m`` mutations of each profile in ``U (S, N, K)`` -> ``(S, m, N, K)``, on the 0.01 grid: half move
+    one utility by up to +-0.2, half copy one utility of the same agent onto another (ties between
+    candidates are where rules' decisions turn)."""
+    S, N, K = U.shape
+    V = np.repeat(U[:, None], m, axis=1).copy()
+    s, j = np.meshgrid(np.arange(S), np.arange(m), indexing="ij")
+    a = rng.integers(0, N, size=(S, m))
+    k = rng.integers(0, K, size=(S, m))
+    k2 = rng.integers(0, K, size=(S, m))
+    step = rng.integers(-20, 21, size=(S, m)) / 100.0
+    moved = np.clip(np.round(V[s, j, a, k] + step, 2), 0.0, 1.0)
+    copied = V[s, j, a, k2]
+    V[s, j, a, k] = np.where(j % 2 == 0, moved, copied)
+    return V
+
+
+def search_violation(rule: str, axiom: str, *, starts: int = 8, steps: int = 30, neighbours: int = 16,
+                     seed: int = 0) -> dict[str, Any]:
+    """Seeded local search for a profile violating ``axiom`` under ``rule``.
+
+    From ``starts`` random profiles of each size (smallest first; 3 x 3 only for manipulation), each
+    step checks the axiom on ``neighbours`` mutations of every current profile (:func:`_neighbours`,
+    batched) and stops at the first violation; otherwise every profile moves to its neighbour whose
+    decision is closest to a tie (the largest ``1 - max_k P_k``, the rule's lottery spread; a uniform
+    random neighbour breaks equal scores), since violations of anonymity, neutrality, IIA, monotonicity
+    and the others happen where a small change turns the decision. Returns ``found``, the number of
+    profiles checked and, if found, the witness (profile and what was changed)."""
+    fn = _fn(rule)
+    rng = np.random.default_rng([seed, list(RULES.names()).index(rule), list(AXIOMS).index(axiom), 77])
+    sizes = [(3, 3)] if axiom == "manipulation" else list(SIZES)
+    checked = 0
+    for n, k in sizes:
+        U = rng.integers(0, 101, size=(starts, n, k)) / 100.0
+        for _ in range(steps):
+            V = _neighbours(U, neighbours, rng)
+            flat = V.reshape(-1, n, k)
+            bad, det = check_axiom(fn, axiom, flat, rng, SEARCH_ATOL)
+            checked += flat.shape[0]
+            if bad.any():
+                b = int(np.flatnonzero(bad)[0])
+                return {"rule": rule, "axiom": axiom, "found": True, "checked": checked,
+                        "detail": det[b], "profile": _witness_profile(flat[b])}
+            P = fn(flat).reshape(starts, neighbours, k)
+            score = 1.0 - P.max(axis=2) + 1e-3 * rng.random((starts, neighbours))
+            U = V[np.arange(starts), score.argmax(axis=1)]
+    return {"rule": rule, "axiom": axiom, "found": False, "checked": checked}
+
+
+def audit_search(rules: list[str] | None = None, *, steps: int = 30, seed: int = 0) -> dict[str, Any]:
+    """:func:`search_violation` for every rule x axiom (module doc); ``witnesses`` in the
+    :func:`write_witnesses` form (axiom names suffixed ``-search``)."""
+    rules = list(RULES.names(kind="candidates")) if rules is None else rules
+    table: dict[str, dict[str, Any]] = {}
+    witnesses: list[dict[str, Any]] = []
+    for r in rules:
+        table[r] = {}
+        for ax in SEARCH_AXIOMS:
+            res = search_violation(r, ax, steps=steps, seed=seed)
+            table[r][ax] = {"found": res["found"], "checked": res["checked"]}
+            if res["found"]:
+                witnesses.append({"rule": r, "axiom": f"{ax}-search", "detail": res["detail"],
+                                  "profile": res["profile"]})
+    return {"steps": steps, "seed": seed, "axioms": SEARCH_AXIOMS, "table": table, "witnesses": witnesses}

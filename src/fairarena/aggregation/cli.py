@@ -117,6 +117,8 @@ def audit_cmd(
     profiles: int = typer.Option(500, "--profiles", help="Random profiles per rule and axiom."),
     instances: int = typer.Option(10, "--instances", help="Tiny random allocation problems for the feasible-set "
                                   "and repair rules (Pareto by brute force, anonymity); 0 to skip."),
+    search: int = typer.Option(30, "--search", help="Steps of the seeded adversarial (local) search per rule "
+                               "and axiom, on top of the random profiles; 0 to skip."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     witness: Optional[Path] = typer.Option(None, "--witness", help="Write one witness profile per violation here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -129,6 +131,7 @@ def audit_cmd(
         audit_feasible,
         audit_feasible_rules,
         audit_rules,
+        audit_search,
         write_witnesses,
     )
     from fairarena.errors import InputError
@@ -138,6 +141,8 @@ def audit_cmd(
         raise InputError("--profiles", profiles, "a positive number of profiles")
     if instances < 0:
         raise InputError("--instances", instances, "a number of problems >= 0")
+    if search < 0:
+        raise InputError("--search", search, "a number of search steps >= 0")
     names = audit_rules(rule)
     fnames = audit_feasible_rules(rule) if instances > 0 else []
     if witness is not None:
@@ -146,8 +151,12 @@ def audit_cmd(
     res = audit(names, profiles=profiles, seed=seed)
     if fnames:
         res["feasible"] = audit_feasible(fnames, instances=instances, seed=seed)
+    if names and search > 0:
+        res["search"] = audit_search(names, steps=search, seed=seed)
     if witness is not None:
         write_witnesses(res, witness)
+        if "search" in res:
+            write_witnesses(res["search"], witness)
     if as_json:
         emit_json(res)
         return
@@ -166,6 +175,16 @@ def audit_cmd(
     if names:
         console.print(table)
         console.print("cells: share of profiles with a violation ('holds' = none found)")
+    if "search" in res:
+        st = Table(title=f"adversarial search ({search} steps from 8 starts per profile size, seed {seed})")
+        st.add_column("rule")
+        for ax in res["search"]["axioms"]:
+            st.add_column(ax, justify="right")
+        for r in names:
+            cells = [res["search"]["table"][r][ax] for ax in res["search"]["axioms"]]
+            st.add_row(r, *(f"found ({c['checked']})" if c["found"] else "-" for c in cells))
+        console.print(st)
+        console.print("found (n): a violation found after checking n profiles; witnesses RULE__AXIOM-search.json")
     if fnames:
         ft = Table(title=f"feasible-set and repair rules ({instances} tiny problems, three agents)")
         ft.add_column("rule")
