@@ -193,6 +193,9 @@ def test_tables_writes_markdown_latex_csv_and_emergence(study_dir, tmp_path):
 
 
 def test_unfinished_or_missing_folders_are_refused(study_dir, tmp_path):
+    r = subprocess.run([*CLI, "report", str(study_dir), "--out", str(tmp_path / "no" / "r.html")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "existing folder" in r.stderr and not (study_dir / "traces.json").exists()
     r = subprocess.run([*CLI, "stats", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "study.json" in r.stderr and "Traceback" not in r.stderr
     rec = next((study_dir / "debates").glob("*/*.json"))

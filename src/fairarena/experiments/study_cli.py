@@ -187,9 +187,12 @@ def report_cmd(
     """One offline HTML report: study file, provenance, Tables 2-3, emergence figures, per-debate drill-down."""
     from fairarena.experiments.study_analysis import write_study_report
 
+    from fairarena.errors import InputError
+
     if dest.is_dir():
-        from fairarena.errors import InputError
         raise InputError("out", str(dest), "an HTML file path (it is a folder)")
+    if not dest.parent.is_dir():
+        raise InputError("out", str(dest), "a file in an existing folder (checked before any work)")
     p = write_study_report(out, dest, test=test, holm=holm, allow_partial=allow_partial, details=details)
     console.print(f"wrote {p}", highlight=False, soft_wrap=True)
 
