@@ -153,19 +153,19 @@ def patching(traces: Iterable[Mapping[str, Any]], attributes: Sequence[str] = AT
         if j:
             later.append(("joint", j))
         gains: dict[str, float] = {}
+        pats = tr.get("patients") or []
         for stage, t in sorted(later, key=lambda st: stage_order(st[0])):
             c = (t.get("metrics") or {}).get("cnss")
             if not t.get("feasible", True) or not c or len(c) != len(base):
                 continue
             g = [float(c[i]) - float(base[i]) for i in w]
             gains[stage] = _mean(g)
-            pats = tr.get("patients") or []
             for i, gi in zip(w, g):
                 p = pats[i] if i < len(pats) else {}
                 for att in attributes:
                     pooled[(att, attribute_of(p, att), stage)].append(gi)
         per_debate.append({"key": tr.get("key"), "opponent": tr["opponent"], "framework": tr["framework"],
-                           "worst": [((tr.get("patients") or [{}] * (i + 1))[i]).get("id", i) for i in w],
+                           "worst": [pats[i].get("id", i) if i < len(pats) else i for i in w],
                            "opening_cnss": float(min(base)), "gain": gains})
     stages = sorted({s for d in per_debate for s in d["gain"]}, key=stage_order)
     overall = {s: _mean([d["gain"][s] for d in per_debate if s in d["gain"]]) for s in stages}
