@@ -50,6 +50,10 @@ overestimates ``log(u_a - d_a)`` by at most this (so the Nash objective is withi
 NASH_MAX_ITER = 60
 NASH_FLOOR = 1e-6
 GINI_BITS = 10
+GINI_LOWER_ONLY = True
+"""Model ``w_k = b_k S`` by its lower bounds only (``w_k >= 0``, ``w_k >= S - n (1 - b_k)``): ``w_k``
+only enters ``D <= (n-1)(S - sum_k 2^-k w_k)`` with a negative sign, so a solution can always lower
+``w_k`` to ``b_k S``; the upper bounds are redundant rows (``False`` keeps them)."""
 VAR_TOL = 1e-7
 VAR_MAX_CUTS = 400
 VAR_EXACT = True
@@ -140,8 +144,9 @@ class FeasibleModel:
         for k in range(1, GINI_BITS + 1):
             b = m.add_var(0.0, 1.0, integer=True)
             w = m.add_var(0.0, np.inf)
-            m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, S)), hi=0.0)                   # w <= S
-            m.add_row({w: 1.0, b: -float(n)}, hi=0.0)                                  # w <= n b
+            if not GINI_LOWER_ONLY:
+                m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, S)), hi=0.0)               # w <= S
+                m.add_row({w: 1.0, b: -float(n)}, hi=0.0)                              # w <= n b
             m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, S), (-float(n), {b: 1.0})), lo=-float(n))  # w >= S - n(1-b)
             grid.append((2.0**-k, {b: 1.0}))
             prods.append((2.0**-k, {w: 1.0}))
