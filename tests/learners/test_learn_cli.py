@@ -96,6 +96,8 @@ def test_learn_dots_all_learners_human_output(tmp_path):
     (["--nash-form", "cubic"], "form"),
     (["--ef-kind", "cubed"], "ef_kind"),
     (["--instance", "missing.json"], "not found"),
+    (["--instance", "missing.json"], "instance = 'missing.json'"),
+    (["--instance", "."], "instance = '.': is a folder"),
 ])
 def test_bad_inputs_exit_2(args, needle, instance, tmp_path):
     base = {"--instance": str(instance), "--T": "50", "--seeds": "1", "--out": str(tmp_path / "o")}

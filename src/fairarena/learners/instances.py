@@ -59,4 +59,9 @@ def load_instance(spec: str | Path) -> tuple[str, np.ndarray]:
     if isinstance(spec, str) and spec.strip().lower() == "dots":
         return "dots", dots_rewards()
     path = Path(spec)
+    if not path.is_file():  # the option's name in the error, not the file's content ("rewards")
+        from fairarena.errors import InputError
+
+        what = "is a folder" if path.is_dir() else "not found"
+        raise InputError("instance", str(spec), f"{what}; expected 'dots' or a reward-matrix file (JSON/CSV)")
     return path.stem, np.asarray(load_rewards(path))
