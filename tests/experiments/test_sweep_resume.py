@@ -103,3 +103,19 @@ def test_no_resume_refuses_an_unfinished_run_and_other_options_do_not_resume(tmp
     res = runner.invoke(app, ["sweep", "--preset", "tiny", "--limit", "3", "--backend", "serial",
                               "--out", str(out), "--no-resume"])
     assert res.exit_code == 2 and "--force" in res.output
+
+
+def test_a_run_rejected_before_its_first_batch_leaves_no_folder(tmp_path, monkeypatch):
+    """The batches folder is made with the first result: an input error found when the run starts
+    (e.g. an unreachable Dask scheduler) still leaves nothing behind."""
+    import fairarena.execution as execution
+    from fairarena.errors import InputError
+
+    def unreachable(*a, **k):
+        raise InputError("address", "nowhere:1", "cannot reach a Dask scheduler")
+
+    monkeypatch.setattr(execution, "map_tasks", unreachable)
+    out = tmp_path / "o"
+    res = runner.invoke(app, ["sweep", "--preset", "tiny", "--limit", "3", "--backend", "serial", "--out", str(out)])
+    assert res.exit_code == 2 and "address = 'nowhere:1'" in res.output
+    assert not out.exists()

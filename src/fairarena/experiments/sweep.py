@@ -193,7 +193,6 @@ def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "proc
     if checkpoint is not None:
         checkpoint = Path(checkpoint)
         completed = read_chunks(checkpoint, tasks)
-        checkpoint.mkdir(parents=True, exist_ok=True)
     todo = [i for i in range(len(tasks)) if i not in completed]
     done = sum(len(tasks[i]) for i in completed)
     if progress and done:
@@ -201,7 +200,8 @@ def run_sweep(cfg: GridConfig, *, limit: int | None = None, backend: str = "proc
 
     def on_done(j: int, res: Any) -> None:
         nonlocal done
-        if checkpoint is not None:
+        if checkpoint is not None:  # created with the first result: a run that fails first leaves nothing
+            checkpoint.mkdir(parents=True, exist_ok=True)
             save_chunk(checkpoint / f"task{todo[j]}.npz", res)
         done += len(tasks[todo[j]])
         if progress:
