@@ -391,3 +391,89 @@ def audit_search(rules: list[str] | None = None, *, steps: int = 30, seed: int =
                 witnesses.append({"rule": r, "axiom": f"{ax}-search", "detail": res["detail"],
                                   "profile": res["profile"]})
     return {"steps": steps, "seed": seed, "axioms": SEARCH_AXIOMS, "table": table, "witnesses": witnesses}
+
+
+# -- Pareto witnesses on triage cohorts (files `aggregate run --problem --proposals` reads) -----------
+
+def pareto_improvement(profile: Any, allocation: np.ndarray) -> np.ndarray | None:
+    """A feasible allocation that gives every agent of ``profile`` at least its utility of ``allocation``
+    and one agent more (beyond the egalitarian grid's 2^-GINI_BITS), or ``None``.
+
+    One MILP (:class:`~fairarena.aggregation.feasible.FeasibleModel`): every ``u_a >= u_a(allocation) -
+    2^-GINI_BITS``, maximise ``sum_a u_a``; the answer is then certified with the true utilities (so a
+    witness never rests on the model's rounding)."""
+    from fairarena.aggregation.feasible import GINI_BITS, FeasibleModel
+    from fairarena.aggregation.objectives import utilities
+
+    p = profile.problem
+    objs = [a.objective for a in profile.agents]
+    u0 = utilities(p, objs, np.asarray(allocation, dtype=float)[None])[:, 0]
+    fm = FeasibleModel(p, objs, profile.names)
+    grid = 2.0**-GINI_BITS
+    for a, u in enumerate(fm.u):
+        fm.m.add_row({u: 1.0}, lo=max(0.0, float(u0[a]) - grid))
+    x = fm.m.lexicographic([(fm.total(), "max")])
+    u1 = utilities(p, objs, x[None])[:, 0]
+    if np.all(u1 >= u0 - 1e-9) and np.any(u1 > u0 + grid + 1e-6):
+        return x
+    return None
+
+
+def cohort_pareto_witnesses(rules: list[str], *, cohorts: int = 3, seed: int = 0,
+                            capacity: str = "standard") -> dict[str, Any]:
+    """Pareto efficiency of ``rules`` on the council of ``cohorts`` sampled triage cohorts (seeds
+    ``seed, seed+1, ...``; six agents, one per framework): per rule the cohorts checked and violated,
+    and for the first violation per rule a witness (the cohort, the proposals and the dominating
+    allocation) that :func:`write_cohort_witnesses` writes as files ``aggregate run`` accepts."""
+    from fairarena.aggregation.council import council_profile
+    from fairarena.aggregation.rules import aggregate
+    from fairarena.aggregation.objectives import utilities
+    from fairarena.triage.archetypes import sample_cohort
+
+    table = {r: {"checked": 0, "violations": 0} for r in rules}
+    witnesses: list[dict[str, Any]] = []
+    for c in range(seed, seed + cohorts):
+        cohort = sample_cohort(c, capacity)
+        prof = council_profile(cohort.to_problem())
+        for r in rules:
+            d = aggregate(prof, r)
+            if d.lottery is not None:  # ex post Pareto is the random audit's; an expected allocation is not a decision
+                continue
+            x = d.allocation
+            better = pareto_improvement(prof, x)
+            table[r]["checked"] += 1
+            if better is not None:
+                table[r]["violations"] += 1
+                if not any(w["rule"] == r for w in witnesses):
+                    objs = [a.objective for a in prof.agents]
+                    witnesses.append({"rule": r, "axiom": "pareto", "cohort_seed": c, "cohort": cohort,
+                                      "profile": prof, "decision": x, "dominating": better,
+                                      "utilities": utilities(prof.problem, objs, x[None])[:, 0].tolist(),
+                                      "dominating_utilities": utilities(prof.problem, objs, better[None])[:, 0].tolist()})
+    for cell in table.values():
+        cell["share"] = cell["violations"] / cell["checked"] if cell["checked"] else 0.0
+    return {"cohorts": cohorts, "seed": seed, "capacity": capacity, "table": table, "witnesses": witnesses}
+
+
+def write_cohort_witnesses(result: dict[str, Any], folder: str | os.PathLike[str]) -> list[str]:
+    """Per witness ``RULE__pareto__cohort.json`` and ``RULE__pareto__proposals.json`` (the second with an
+    ``audit`` key holding the rule's decision and the dominating allocation with both utility vectors):
+    ``aggregate run --problem ..cohort.json --proposals ..proposals.json --rule RULE`` reproduces it."""
+    from fairarena.aggregation.io import profile_to_json
+    from fairarena.allocation.problem import allocation_to_mapping
+    from fairarena.fsutil import atomic_write_json
+
+    os.makedirs(folder, exist_ok=True)
+    out = []
+    for w in result["witnesses"]:
+        p = w["profile"].problem
+        base = os.path.join(folder, f"{w['rule']}__pareto")
+        atomic_write_json(base + "__cohort.json", w["cohort"].to_dict())
+        doc = profile_to_json(w["profile"])
+        doc["audit"] = {"rule": w["rule"], "axiom": "pareto", "cohort_seed": w["cohort_seed"],
+                        "decision": allocation_to_mapping(p, w["decision"]), "utilities": w["utilities"],
+                        "dominating": allocation_to_mapping(p, w["dominating"]),
+                        "dominating_utilities": w["dominating_utilities"]}
+        atomic_write_json(base + "__proposals.json", doc)
+        out += [base + "__cohort.json", base + "__proposals.json"]
+    return out

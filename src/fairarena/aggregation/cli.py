@@ -119,6 +119,9 @@ def audit_cmd(
                                   "and repair rules (Pareto by brute force, anonymity); 0 to skip."),
     search: int = typer.Option(30, "--search", help="Steps of the seeded adversarial (local) search per rule "
                                "and axiom, on top of the random profiles; 0 to skip."),
+    cohorts: int = typer.Option(0, "--cohorts", help="Also check Pareto efficiency of the feasible-set, repair "
+                                "and deterministic rules on this many sampled standard triage cohorts (six "
+                                "agents, one MILP per rule and cohort; witnesses as cohort + proposals files)."),
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     witness: Optional[Path] = typer.Option(None, "--witness", help="Write one witness profile per violation here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
@@ -141,6 +144,8 @@ def audit_cmd(
         raise InputError("--profiles", profiles, "a positive number of profiles")
     if instances < 0:
         raise InputError("--instances", instances, "a number of problems >= 0")
+    if cohorts < 0:
+        raise InputError("--cohorts", cohorts, "a number of cohorts >= 0")
     if search < 0:
         raise InputError("--search", search, "a number of search steps >= 0")
     names = audit_rules(rule)
@@ -153,10 +158,24 @@ def audit_cmd(
         res["feasible"] = audit_feasible(fnames, instances=instances, seed=seed)
     if names and search > 0:
         res["search"] = audit_search(names, steps=search, seed=seed)
+    if cohorts > 0:
+        from fairarena.aggregation.audit import cohort_pareto_witnesses
+
+        crules = list(dict.fromkeys([*audit_feasible_rules("all"), *names])) if rule == "all" else [rule]
+        cres = cohort_pareto_witnesses(crules, cohorts=cohorts, seed=seed)
     if witness is not None:
         write_witnesses(res, witness)
         if "search" in res:
             write_witnesses(res["search"], witness)
+        if cohorts > 0:
+            from fairarena.aggregation.audit import write_cohort_witnesses
+
+            write_cohort_witnesses(cres, witness)
+    if cohorts > 0:
+        res["cohorts"] = {k: v for k, v in cres.items() if k != "witnesses"}
+        res["cohorts"]["witnesses"] = [{"rule": w["rule"], "cohort_seed": w["cohort_seed"],
+                                        "utilities": w["utilities"],
+                                        "dominating_utilities": w["dominating_utilities"]} for w in cres["witnesses"]]
     if as_json:
         emit_json(res)
         return
@@ -175,6 +194,14 @@ def audit_cmd(
     if names:
         console.print(table)
         console.print("cells: share of profiles with a violation ('holds' = none found)")
+    if "cohorts" in res:
+        ct = Table(title=f"Pareto efficiency on {cohorts} standard triage cohorts (council of six agents)")
+        ct.add_column("rule")
+        ct.add_column("dominated", justify="right")
+        for r, c in res["cohorts"]["table"].items():
+            if c["checked"]:
+                ct.add_row(r, f"{c['violations']}/{c['checked']}")
+        console.print(ct)
     if "search" in res:
         st = Table(title=f"adversarial search ({search} steps from 8 starts per profile size, seed {seed})")
         st.add_column("rule")
