@@ -28,7 +28,13 @@ def study_demo(out: Path, full: bool = False) -> None:
                   f"{t1 - t0:.1f} s", highlight=False, soft_wrap=True)
     an = analyse_study(target)
     tables = study_tables(an)
-    console.print(to_markdown(tables["table2"]), highlight=False, markup=False, soft_wrap=True)
+    from dataclasses import replace
+
+    from fairarena.report import table2
+
+    few = replace(an.stats, metrics=tuple(m for m in ("esg", "rmg", "gini") if m in an.stats.metrics))
+    console.print(to_markdown(table2(few, joint=True, title="Table 2 (ESG, RMG, Gini; every metric in the "
+                                     "files and the report)")), highlight=False, markup=False, soft_wrap=True)
     for r in an.emergence["joint_beats_both"]:
         if r["opponent"] == "all" and r["metric"] in ("esg", "rmg", "gini"):
             console.print(f"joint beats both agents' openings on {r['metric']} in {r['vs_round1']:.0%} of debates, "
