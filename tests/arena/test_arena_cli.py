@@ -43,7 +43,9 @@ def test_bad_inputs_exit_2(tmp_path):
     cases = [
         (["--agent-a", "aligned:kantian"], "aligned:<framework>"),
         (["--model", "gpt4"], "known backend"),
-        (["--closing", "borda"], "closing"),
+        (["--closing", "dictator"], "closing"),   # (borda was the unknown example; it is a closing rule now)
+        (["--closing", "dialectical", "--share", "1.5"], "share"),
+        (["--closing", "dialectical", "--revisions", "-1"], "revisions"),
         (["--rounds", "0"], "rounds"),
         (["--cohort", str(tmp_path / "missing.json")], "missing.json"),
     ]

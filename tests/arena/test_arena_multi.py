@@ -103,14 +103,16 @@ def test_closing_rules_get_the_finals_not_the_debate(cohort):
         agents = [_fixed("A", cohort), _fixed("B", cohort, reply=bad), _fixed("C", cohort)]
         res = run_debate(cohort, agents, DebateConfig(rounds=1, closing="first-valid-test", max_repairs=0))
         assert captured["n"] == 2 and res.final["joint"]["note"] == "aggregated 2 valid final(s); skipped invalid B"
-        # a closing rule has no handle on the debate: ClosingContext carries problem, names, finals, ask
+        # a closing rule has no handle on the debate: ClosingContext carries problem, names, finals, ask, and
+        # plain data (each participant's objective name, the seed, the closing options)
         from fairarena.arena.closing import ClosingContext
-        assert set(ClosingContext.__dataclass_fields__) == {"problem", "names", "finals", "ask", "rounds"}
+        assert set(ClosingContext.__dataclass_fields__) == {"problem", "names", "finals", "ask", "rounds", "objectives",
+                                                            "seed", "options"}
     finally:
         CLOSING_RULES.remove("first-valid-test")
         MECHANISMS.remove("first-valid-test")
-    with pytest.raises(InputError, match="mean-repair, joint-draft"):
-        DebateConfig(closing="borda")
+    with pytest.raises(InputError, match="joint-draft"):   # (borda was the unknown example; it closes debates now)
+        DebateConfig(closing="dictator")
 
 
 def test_closing_ask_records_turns_but_cannot_ask_round_phases(cohort):
@@ -122,7 +124,7 @@ def test_closing_ask_records_turns_but_cannot_ask_round_phases(cohort):
         return Decision(None, "")
 
     try:
-        with pytest.raises(InputError, match="draft or decide"):
+        with pytest.raises(InputError, match="draft, decide or revise"):
             run_debate(cohort, [_fixed("A", cohort), _fixed("B", cohort)], DebateConfig(rounds=1, closing="sneaky-test"))
     finally:
         CLOSING_RULES.remove("sneaky-test")

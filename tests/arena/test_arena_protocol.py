@@ -194,7 +194,9 @@ def test_profiles_and_prompts(cohort):
         with pytest.raises(InputError):
             parse_agent(bad)
     with pytest.raises(InputError, match="closing"):
-        DebateConfig(closing="borda")
+        DebateConfig(closing="dictator")   # (borda was the unknown example; it is a closing rule now)
+    with pytest.raises(InputError, match="share"):
+        DebateConfig(closing="dialectical", share=1.2)
     with pytest.raises(InputError, match="rounds"):
         DebateConfig(rounds=0)
 

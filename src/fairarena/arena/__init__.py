@@ -31,7 +31,7 @@ _LAZY = {
     "get_closing_rule": "fairarena.arena.closing",
     "register_closing_rule": "fairarena.arena.closing",
     "register_mechanism": "fairarena.arena.closing",
-    "repair_to_feasible": "fairarena.arena.closing",
+    "repair_to_feasible": "fairarena.aggregation.repair",
     "CONCESSION": "fairarena.arena.negotiator",
     "Negotiator": "fairarena.arena.negotiator",
     "proportional_allocation": "fairarena.arena.negotiator",

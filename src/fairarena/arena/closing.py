@@ -22,9 +22,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from fairarena.aggregation.repair import mean_repair as _aggregation_mean_repair
+from fairarena.aggregation.repair import repair_to_feasible  # noqa: F401  (the one repair; re-exported)
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.arena.prompts import compact_allocation, escape
 from fairarena.arena.step import Step
+from fairarena.errors import InputError
 from fairarena.registry import Registry
 
 
@@ -32,19 +35,24 @@ from fairarena.registry import Registry
 class Decision:
     allocation: np.ndarray | None
     note: str
+    details: dict[str, Any] | None = None   # structured record for the transcript (e.g. the dialectical rounds)
 
 
 @dataclass
 class ClosingContext:
     """What a closing rule sees: the problem, the participants in speaking order, every final (valid or
     not), and ``ask(name, phase, extra=..., draft=...) -> Step`` to put one more question to a participant
-    (phases ``draft`` and ``decide``; the protocol records the turn)."""
+    (phases ``draft``, ``decide`` and ``revise``; the protocol records the turn). ``objectives`` gives each
+    participant's objective for the aggregation rules (:func:`participant_objective`)."""
 
     problem: AllocationProblem
     names: list[str]
     finals: dict[str, Step]
     ask: Callable[..., Step] = field(repr=False)
     rounds: int = 1
+    objectives: dict[str, str | None] = field(default_factory=dict)  # participant -> objective (None: none)
+    seed: int = 0
+    options: dict[str, Any] = field(default_factory=dict)           # e.g. share, revisions (dialectical)
 
     @property
     def valid_finals(self) -> dict[str, np.ndarray]:
@@ -105,33 +113,9 @@ def decide(rule: ClosingRule, ctx: ClosingContext) -> Decision:
     return out if isinstance(out, Decision) else Decision(*out)
 
 
-def repair_to_feasible(problem: AllocationProblem, x: np.ndarray) -> np.ndarray:
-    """Smallest obvious fix of a non-negative allocation: indivisible amounts rounded down, whole units
-    left over handed out by largest fractional remainder (ties: patient order) within need; divisible
-    resources scaled down proportionally where they exceed capacity."""
-    x = np.maximum(np.asarray(x, dtype=float), 0.0).copy()
-    for r in range(problem.n_resources):
-        col = x[:, r]
-        if problem.indivisible[r]:
-            base = np.floor(col + 1e-9)
-            while base.sum() > problem.capacity[r]:
-                base[int(np.argmax(base))] -= 1
-            left = int(round(problem.capacity[r] - base.sum()))
-            order = sorted(range(problem.n), key=lambda i: (-(col[i] - base[i]), i))
-            for i in order:
-                if left <= 0 or col[i] - base[i] <= 1e-9:
-                    break
-                base[i] += 1
-                left -= 1
-            x[:, r] = base
-        elif col.sum() > problem.capacity[r]:
-            x[:, r] = col * (problem.capacity[r] / col.sum())
-    return x
-
-
 @register_mechanism("mean-repair", "coordinate-wise mean of the valid finals, repaired to feasibility")
 def mean_repair(problem: AllocationProblem, allocations: list[np.ndarray]) -> np.ndarray:
-    return repair_to_feasible(problem, np.mean(np.stack(allocations), axis=0))
+    return _aggregation_mean_repair(problem, allocations)
 
 
 @register_closing_rule("joint-draft", "the first agent drafts the joint allocation; each other agent in turn accepts it "
@@ -159,3 +143,169 @@ def joint_draft(ctx: ClosingContext) -> Decision:
             cur, cur_valid, cur_by = p.allocation, False, name
             cur_map, cur_just, cur_viol = p.mapping, p.justification, p.violations
     return Decision(cur, "; ".join(notes))
+
+
+# -- the aggregation rules as closing mechanisms --------------------------------------------------------
+#: The objective a participant is scored by when an aggregation rule closes the debate (and when the
+#: dialectical protocol checks acceptance). Aligned agents: their framework. A baseline agent has no
+#: framework; it is told to produce good feasible allocations, and the nearest registered objective is the
+#: total expected survival gain, so it gets ``utilitarian``. Adversarial participants get none: their
+#: biased welfare is not a registered objective, and a rule meant to be fair should not weigh a bias as a
+#: stakeholder; they do not vote, but their valid final stays a candidate (the alternative, giving them
+#: the utilitarian objective too, is ``non_aligned={"adversarial": "utilitarian", ...}``).
+NON_ALIGNED_OBJECTIVES: dict[str, str | None] = {"baseline": "utilitarian", "adversarial": None,
+                                                 "adversarial-rag": None}
+
+
+def participant_objective(profile: Any, non_aligned: dict[str, str | None] | None = None) -> str | None:
+    """The objective of a participant's profile (see :data:`NON_ALIGNED_OBJECTIVES`)."""
+    if profile.kind == "aligned":
+        return profile.framework
+    return (NON_ALIGNED_OBJECTIVES if non_aligned is None else non_aligned).get(profile.kind)
+
+
+def _voters(ctx: ClosingContext) -> tuple[list[str], dict[str, np.ndarray], list[str]]:
+    """(voters: participants with a valid final and an objective, in speaking order; extra candidates:
+    valid finals of participants without an objective; notes on who was left out and why)."""
+    valid = ctx.valid_finals
+    voters = [n for n in ctx.names if n in valid and ctx.objectives.get(n)]
+    extra = {n: valid[n] for n in ctx.names if n in valid and not ctx.objectives.get(n)}
+    notes = []
+    if invalid := [n for n in ctx.names if n not in valid]:
+        notes.append(f"left out invalid final(s) of {', '.join(invalid)}")
+    if extra:
+        notes.append(f"{', '.join(extra)} (no objective) do not vote; their final(s) stay candidates")
+    return voters, extra, notes
+
+
+def aggregation_profile(ctx: ClosingContext) -> tuple[Any, list[str]]:
+    """The aggregation :class:`~fairarena.aggregation.rules.Profile` of the debate's valid finals: one
+    agent per voter (objective = :func:`participant_objective`, proposal = its final), the finals of
+    participants without an objective as extra candidates. None when fewer than two voters."""
+    from fairarena.aggregation.rules import Agent as AggAgent, Profile as AggProfile
+
+    voters, extra, notes = _voters(ctx)
+    if len(voters) < 2:
+        return None, notes + [f"{len(voters)} participant(s) with a valid final and an objective; a rule needs two"]
+    valid = ctx.valid_finals
+    agents = [AggAgent(n, str(ctx.objectives[n]), valid[n]) for n in voters]
+    return AggProfile.from_proposals(ctx.problem, agents, extra=extra), notes
+
+
+def _aggregation_closing(rule_name: str) -> Callable[[ClosingContext], Decision]:
+    def rule(ctx: ClosingContext) -> Decision:
+        from fairarena.aggregation.rules import aggregate
+
+        profile, notes = aggregation_profile(ctx)
+        if profile is None:
+            return Decision(None, "; ".join(notes))
+        try:
+            d = aggregate(profile, rule_name, seed=ctx.seed)
+        except InputError as exc:   # e.g. a feasible-set rule refusing an objective: recorded, not raised
+            return Decision(None, f"rule {rule_name} refused the profile: {exc}")
+        x = d.drawn_allocation(profile)   # a lottery closes on its seeded draw (the expectation may be fractional)
+        voters = ", ".join(f"{a.name} ({a.objective})" for a in profile.agents)
+        note = f"{rule_name} over the valid finals; voters {voters}; {d.note}" + "".join(f"; {n}" for n in notes)
+        details = {"rule": rule_name, "kind": d.kind, "voters": {a.name: a.objective for a in profile.agents},
+                   "candidates": list(profile.candidates), "winner": d.winner, "lottery": d.lottery, "draw": d.draw,
+                   "utilities": {a.name: float(u) for a, u in zip(profile.agents, d.utilities)}}
+        return Decision(x, note, details)
+    return rule
+
+
+def _register_aggregation_rules() -> None:
+    from fairarena.aggregation.rules import RULES
+
+    for name in RULES:
+        entry = RULES.entry(name)
+        desc = f"aggregation rule {name}: {entry.description} (over the valid finals; docs/aggregation.md)"
+        CLOSING_RULES.add(name, ClosingRule(name, _aggregation_closing(name), desc, False), description=desc,
+                          interactive=False, source="aggregation", citation=entry.citation)
+
+
+_register_aggregation_rules()
+
+
+# -- the dialectical protocol ---------------------------------------------------------------------------
+DIALECTICAL_SHARE = 0.8      # default share of its own ideal each agent must keep in the others' positions
+DIALECTICAL_REVISIONS = 3    # default revision rounds after the finals
+
+
+def _cnss_distance(problem: AllocationProblem, xs: dict[str, np.ndarray]) -> dict[str, dict[str, float]]:
+    """Mean absolute difference of need satisfaction per patient between two positions (0: the patients
+    are served alike; 1: opposite)."""
+    from fairarena.allocation.metrics import need_satisfaction
+
+    c = {k: need_satisfaction(problem, x) for k, x in xs.items()}
+    return {a: {b: float(np.mean(np.abs(c[a] - c[b]))) for b in c if b != a} for a in c}
+
+
+def dialectical_state(ctx: ClosingContext, positions: dict[str, np.ndarray], share: float) -> dict[str, Any]:
+    """Each checked participant's normalised utility (1 = its ideal over the feasible set) of every
+    position, whether everyone keeps at least ``share`` in every other participant's position, and how far
+    apart the positions are."""
+    from fairarena.aggregation.objectives import utilities
+
+    names = [n for n in ctx.names if n in positions]
+    checked = [n for n in names if ctx.objectives.get(n)]
+    X = np.stack([positions[n] for n in names])
+    U = utilities(ctx.problem, [str(ctx.objectives[n]) for n in checked], X, "range") if checked else np.zeros((0, len(names)))
+    util = {a: {b: float(U[i, j]) for j, b in enumerate(names)} for i, a in enumerate(checked)}
+    worst = {a: min((util[a][b] for b in names if b != a), default=1.0) for a in checked}
+    identical = all(np.allclose(positions[names[0]], positions[n]) for n in names[1:])
+    dist = _cnss_distance(ctx.problem, {n: positions[n] for n in names})
+    return {"utilities": util, "worst_accepted": worst,
+            "compatible": bool(checked) and all(w >= share - 1e-9 for w in worst.values()),
+            "identical": bool(identical),
+            "max_distance": max((d for row in dist.values() for d in row.values()), default=0.0),
+            "distances": dist}
+
+
+@register_closing_rule("dialectical", "agents revise their positions until they are compatible but not identical: each "
+                                      "keeps at least a stated share (--share, default 0.8) of its own ideal in every "
+                                      "other agent's position, or the revision limit (--revisions) is reached; the joint "
+                                      "decision is the position best for the worst-off agent")
+def dialectical(ctx: ClosingContext) -> Decision:
+    share = float(ctx.options.get("share", DIALECTICAL_SHARE))
+    limit = int(ctx.options.get("revisions", DIALECTICAL_REVISIONS))
+    positions = dict(ctx.valid_finals)
+    if len(positions) < 2:
+        return Decision(None, "dialectical closing needs two valid finals")
+    checked = [n for n in ctx.names if ctx.objectives.get(n)]
+    rounds: list[dict[str, Any]] = []
+    state = dialectical_state(ctx, positions, share)
+    rounds.append({"revision": 0, "revised": [], **state})
+    k = 0
+    while not state["compatible"] and k < limit:
+        k += 1
+        # who revises: every participant whose position some other (checked) participant does not accept
+        movers = [n for n in ctx.names if n in positions
+                  and any(state["utilities"][a][n] < share - 1e-9 for a in checked if a != n)]
+        for name in movers:
+            rejecters = [a for a in checked if a != name and state["utilities"][a][name] < share - 1e-9]
+            extra = (f"Revision {k} of at most {limit}. Each agent should keep at least {share:.0%} of its own ideal in "
+                     f"every other agent's position. Your position leaves "
+                     + escape(", ".join(f"{a} {state['utilities'][a][name]:.0%}" for a in rejecters))
+                     + " of their ideal. Revise your position towards the others' without giving up your framework; "
+                       "positions may stay different.")
+            step = ctx.ask(name, "revise", extra=extra)
+            if step.proposal.valid and step.allocation is not None:
+                positions[name] = step.allocation
+        state = dialectical_state(ctx, positions, share)
+        rounds.append({"revision": k, "revised": movers, **state})
+    names = [n for n in ctx.names if n in positions]
+    # the joint decision: the position whose worst-off checked participant is best off (speaking order on ties)
+    def worst_of(n: str) -> float:
+        return min((state["utilities"][a][n] for a in checked), default=0.0)
+    joint = max(names, key=lambda n: (worst_of(n), -names.index(n)))
+    accepted = bool(checked) and worst_of(joint) >= share - 1e-9
+    details = {"share": share, "revisions": k, "limit": limit, "compatible": state["compatible"],
+               "identical": state["identical"], "max_distance": state["max_distance"], "joint_position": joint,
+               "joint_utilities": {a: state["utilities"][a][joint] for a in checked},
+               "accepted_by_all": accepted, "unchecked": [n for n in names if n not in checked], "rounds": rounds}
+    note = (f"{'compatible' if state['compatible'] else 'not compatible'} after {k} revision(s) "
+            f"(share {share:g}; positions {'identical' if state['identical'] else 'distinct'}, "
+            f"max need-satisfaction distance {state['max_distance']:.3f}); joint = {joint}'s position, "
+            + ("which every agent accepts (each keeps at least the share)" if accepted else
+               f"the best for the worst-off agent ({worst_of(joint):.0%} of its ideal, below the share)"))
+    return Decision(positions[joint], note, details)

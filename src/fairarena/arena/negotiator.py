@@ -29,6 +29,9 @@ It plays a profile without any language model, in milliseconds, reproducibly:
   by ESG.
 * **Closing**: as drafter it submits its final; as responder it accepts a draft that already
   preserves ``c`` of its own final, otherwise amends once with the concession rule at ``lambda = c``.
+  Asked to revise (the dialectical closing), its k-th revision is the concession rule against the
+  others' current positions at ``lambda = 1 - (1 - c) / 2^k`` (0.95, 0.975, ... for c = 0.9): it keeps
+  conceding, ever less, towards what the others' positions give the patients.
 
 Justifications and critiques are generated from templates naming the metric values.
 """
@@ -57,7 +60,7 @@ RETRY_EPS = 1e-6   # stage-keeping tolerance of the one retry after HiGHS declar
 class NegotiationState:
     """What the arena tells the negotiator before each call (it reads nothing else)."""
 
-    phase: str = "round"          # round | final | draft | decide | repair
+    phase: str = "round"          # round | final | draft | decide | revise | repair
     round: int = 1
     rounds: int = 3
     partner_last: np.ndarray | None = None   # two participants: the partner's last valid allocation
@@ -384,6 +387,8 @@ class Negotiator:
 
     def lam(self) -> float:
         s = self.state
+        if s.phase == "revise":   # k-th revision (dialectical closing): halve the remaining gap to 1 each time
+            return 1.0 - (1.0 - self.concession) * 0.5 ** (getattr(self, "revisions", 0) + 1)
         if s.phase in ("final", "draft", "decide"):
             return self.concession
         return self.concession * (s.round - 1) / (s.rounds - 1) if s.rounds > 1 else 0.0
@@ -404,6 +409,8 @@ class Negotiator:
             x = s.own_final
         else:
             x = self.propose(lam, s.others())
+        if s.phase == "revise":
+            self.revisions = getattr(self, "revisions", 0) + 1
         if s.phase != "decide" or not accept:
             self.last_valid = x
         reply: dict[str, Any] = {"allocation": allocation_to_mapping(self.problem, x),

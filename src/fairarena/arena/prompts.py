@@ -31,6 +31,8 @@ PHASE_TASK = {
              "justification. The other agent may accept it or amend it once.",
     "decide": "The other agent drafted the joint recommendation below. Set \"accept\" to true to accept it unchanged, "
               "or false and give your amended allocation (your amendment becomes the joint recommendation if valid).",
+    "revise": "Revise your position: give an allocation closer to the other agent's latest one, keeping what your "
+              "framework most needs. Your positions may stay different; they should become compatible.",
 }
 
 # The same instructions for three or more participants.
@@ -42,6 +44,8 @@ PHASE_TASK_MANY = {
              "justification. Each other agent in turn may accept the current draft or amend it once.",
     "decide": "The current draft of the joint recommendation is below. Set \"accept\" to true to accept it unchanged, "
               "or false and give your amended allocation (your amendment becomes the current draft if valid).",
+    "revise": "Revise your position: give an allocation closer to the other agents' latest ones, keeping what your "
+              "framework most needs. Your positions may stay different; they should become compatible.",
 }
 
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
 from fairarena.allocation.metrics import compute_metrics
-from fairarena.arena.closing import ClosingContext, decide, get_closing_rule
+from fairarena.arena.closing import ClosingContext, decide, get_closing_rule, participant_objective
 from fairarena.arena.domain import TRIAGE, Domain
 from fairarena.arena.negotiator import Negotiator
 from fairarena.arena.parsing import parse_proposal, proposal_schema
@@ -67,6 +67,8 @@ class DebateConfig:
     text_limit: int = 600                # maxLength of justification/critique in the schema
     reply_chars: int = 20_000            # a reply is kept (transcript) up to this many characters
     repair_echo_chars: int = 2_000       # how much of an invalid reply a repair prompt quotes back
+    share: float = 0.8                   # dialectical closing: share of its ideal each agent must keep
+    revisions: int = 3                   # dialectical closing: revision rounds after the finals
 
     def __post_init__(self) -> None:
         def integer(name: str, lo: int, hi: int | None) -> None:
@@ -83,6 +85,10 @@ class DebateConfig:
         integer("text_limit", 20, 100_000)
         integer("reply_chars", 200, LIMITS["reply_chars"])
         integer("repair_echo_chars", 100, LIMITS["reply_chars"])
+        integer("revisions", 0, LIMITS["rounds"])
+        sh = self.share
+        if isinstance(sh, bool) or not isinstance(sh, (int, float)) or not math.isfinite(sh) or not 0 <= sh <= 1:
+            raise InputError("share", sh, "a number from 0 to 1")
         if self.reference_chars is not None:
             integer("reference_chars", 20, None)
         t = self.temperature
@@ -310,23 +316,27 @@ class Debate:
         rule = get_closing_rule(self.config.closing)
 
         def closing_ask(name: str, phase: str, *, extra: str = "", draft: np.ndarray | None = None) -> Step:
-            if name not in self.agents or phase not in ("draft", "decide"):
-                raise InputError("closing", f"{name}/{phase}", "a participant asked in phase draft or decide")
+            if name not in self.agents or phase not in ("draft", "decide", "revise"):
+                raise InputError("closing", f"{name}/{phase}", "a participant asked in phase draft, decide or revise")
             step = self.ask(name, phase, self.config.rounds, extra=extra, draft=draft)
             self.history.append((self.config.rounds, phase, name, step))
             return step
 
-        ctx = ClosingContext(self.problem, list(self.names), dict(finals), closing_ask, self.config.rounds)
+        ctx = ClosingContext(self.problem, list(self.names), dict(finals), closing_ask, self.config.rounds,
+                             objectives={n: participant_objective(a.profile) for n, a in self.agents.items()},
+                             seed=self.config.seed,
+                             options={"share": self.config.share, "revisions": self.config.revisions})
         decision = decide(rule, ctx)
-        joint = self.close(rule.name, decision.allocation, decision.note)
+        joint = self.close(rule.name, decision.allocation, decision.note, decision.details)
         return {"rounds": rounds, "finals": finals, "joint": joint}
 
-    def close(self, rule: str, x: np.ndarray | None, note: str) -> Closing:
+    def close(self, rule: str, x: np.ndarray | None, note: str, details: dict[str, Any] | None = None) -> Closing:
         if x is None:
-            c = Closing(rule, None, None, False, ["no joint allocation: " + note], note)
+            c = Closing(rule, None, None, False, ["no joint allocation: " + note], note, details=details)
         else:
             m = score(self.problem, x)
-            c = Closing(rule, allocation_to_mapping(self.problem, x), m, bool(m["feasible"]), list(m["violations"]), note)
+            c = Closing(rule, allocation_to_mapping(self.problem, x), m, bool(m["feasible"]), list(m["violations"]), note,
+                        details=details)
         if self.writer is not None:
             self.writer.write(c)
         return c

@@ -146,6 +146,8 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
             metrics[k] = step.metrics
         j: Closing = out["joint"]
         final["joint"] = {"allocation": j.allocation, "rule": j.rule, "violations": j.violations, "note": j.note}
+        if j.details is not None:
+            final["joint"]["details"] = j.details
         feasible["joint"] = j.feasible
         metrics["joint"] = j.metrics
     return DebateResult(status, rounds, final, feasible, metrics, {keys[n]: _usage(debate.turns, n) for n in names},

@@ -27,7 +27,7 @@ SCHEMA_VERSION = 1
 class Turn:
     agent: str                    # "A" | "B"
     profile: str
-    phase: str                    # round | final | draft | decide
+    phase: str                    # round | final | draft | decide | revise
     round: int
     attempt: int                  # 0 = first answer, 1..M = repair turns
     messages: list[dict[str, str]]
@@ -56,6 +56,7 @@ class Closing:
     violations: list[str]
     note: str = ""
     type: str = "closing"
+    details: dict[str, Any] | None = None   # the closing rule's structured record (aggregation, dialectical)
 
 
 class TranscriptWriter:
@@ -68,6 +69,8 @@ class TranscriptWriter:
         if self._fh is None:
             return
         obj = asdict(event) if hasattr(event, "__dataclass_fields__") else dict(event)
+        if obj.get("type") == "closing" and obj.get("details", 0) is None:
+            del obj["details"]   # a rule without a structured record: the closing line as before
         self._fh.write(json.dumps(obj, default=json_default, ensure_ascii=False) + "\n")
         self._fh.flush()
 
