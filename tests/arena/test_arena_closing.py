@@ -181,3 +181,48 @@ def test_scripted_revisions_concede_more_each_time(cohort):
         lams.append(n.lam())
         n.revisions = k + 1
     assert lams == pytest.approx([1 - (1 - CONCESSION) / 2, 1 - (1 - CONCESSION) / 4, 1 - (1 - CONCESSION) / 8])
+
+
+# -- the council debate ----------------------------------------------------------------------------------
+
+def test_six_framework_debate_from_the_cli_closed_by_a_rule(tmp_path):
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    args = [a for f in FRAMEWORKS for a in ("--agent", f"aligned:{f}")]
+    r = runner.invoke(app, ["debate", "--seed", "0", "--capacity", "standard", *args, "--model", "scripted",
+                            "--rounds", "2", "--closing", "leximin", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert [a["profile"] for a in doc["agents"]] == [f"aligned:{f}" for f in FRAMEWORKS]
+    det = doc["final"]["joint"]["details"]
+    assert det["voters"] == {chr(ord("A") + k): f for k, f in enumerate(FRAMEWORKS)} and doc["feasible"]["joint"]
+    # leximin closes on a final whose sorted utilities are lexicographically largest (obvious check)
+    prob = sample_cohort(0, "standard").to_problem()
+    xs = [allocation_from_mapping(prob, doc["final"][n]["allocation"], n) for n in det["candidates"]]
+    U = utilities(prob, list(FRAMEWORKS), np.stack(xs), "range")
+    keys = [tuple(np.round(np.sort(U[:, k]), 9)) for k in range(len(xs))]
+    best = [k for k in range(len(xs)) if keys[k] == max(keys)]
+    x = allocation_from_mapping(prob, doc["final"]["joint"]["allocation"], "joint")
+    assert any(np.array_equal(x, xs[k]) for k in best)
+
+
+def test_council_debate_joins_the_council_table():
+    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.allocation.metrics import compute_metrics
+    from fairarena.arena.council import council_debate
+
+    rules = ["nash", "leximin", "utilitarian-feasible"]
+    out = council_debate(seed=0, capacity="standard", closing="nash", rounds=2, rules=rules)
+    assert out.debate.status == "ok" and out.joint_in_table
+    assert [a["name"] for a in out.debate.agents] == list(FRAMEWORKS)
+    rows = {r["rule"]: r for r in out.council.rows}
+    assert list(rows) == [*rules, "debate"] and rows["debate"]["kind"] == "joint"
+    p = sample_cohort(0, "standard").to_problem()
+    x = allocation_from_mapping(p, out.debate.final["joint"]["allocation"], "joint")
+    assert np.array_equal(rows["debate"]["allocation"], x)
+    assert rows["debate"]["metrics"]["esg"] == pytest.approx(compute_metrics(p, x)["esg"])
+    # the debate's own nash closing over its finals vs the council's nash over the frameworks' optima:
+    # both are scored with the same stakeholders' utilities
+    assert set(rows["debate"]["utilities"]) == set(rows["nash"]["utilities"]) == set(FRAMEWORKS)
+    u = utilities(p, list(FRAMEWORKS), x[None], "range")[:, 0]
+    assert [rows["debate"]["utilities"][f] for f in FRAMEWORKS] == pytest.approx(u)

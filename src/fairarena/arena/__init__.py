@@ -31,6 +31,8 @@ _LAZY = {
     "get_closing_rule": "fairarena.arena.closing",
     "register_closing_rule": "fairarena.arena.closing",
     "register_mechanism": "fairarena.arena.closing",
+    "participant_objective": "fairarena.arena.closing",
+    "council_debate": "fairarena.arena.council",
     "repair_to_feasible": "fairarena.aggregation.repair",
     "CONCESSION": "fairarena.arena.negotiator",
     "Negotiator": "fairarena.arena.negotiator",
@@ -63,7 +65,8 @@ __all__ = [
     "PROPOSAL_SCHEMA", "ParsedProposal", "Profile", "arena_documents", "build_agent", "closing_rules",
     "default_rag_dir", "get_closing_rule", "parse_agent", "parse_proposal", "proportional_allocation",
     "proposal_schema", "read_transcript", "recompute_metrics", "register_closing_rule", "register_mechanism",
-    "render_cohort", "repair_to_feasible", "run_debate", "validate_mapping",
+    "render_cohort", "repair_to_feasible", "run_debate", "validate_mapping", "participant_objective",
+    "council_debate",
 ]
 
 
