@@ -146,3 +146,18 @@ def test_check_tolerance_validated(tmp_path):
     p = tmp_path / "p.json"
     p.write_text('{"policy": [0.5, 0.5]}')
     assert_one_line_error(fa("check", "--rewards", rw, "--policy", p, "--tol", "-1"), "tol")
+
+
+def test_debate_store_corpus_and_cache_paths_checked_before_the_out_folder(tmp_path):
+    """--rag-dir naming a file failed deep in the retrieval store ('File exists') and left --out behind."""
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("x")
+    cases = [(["--rag", "on", "--rag-dir", a_file], "rag-dir = "),
+             (["--corpus-dir", tmp_path / "missing"], "corpus-dir = "),
+             (["--cache", tmp_path], "cache = ")]
+    for k, (args, fragment) in enumerate(cases):
+        out = tmp_path / f"o{k}"
+        r = runner.invoke(app, ["debate", *[str(a) for a in args], "--rounds", "1", "--out", str(out)])
+        assert r.exit_code == 2, (args, r.output)
+        assert fragment in r.output and "Traceback" not in r.output, (args, r.output)
+        assert not out.exists(), args

@@ -78,9 +78,24 @@ def execute_debate(plan: dict[str, Any], *, out: Path | None, rag_dir: Path | No
     return doc
 
 
+def check_paths(rag_dir: Path | None, corpus_dir: list[Path] = (), cache: Path | None = None) -> None:
+    """The store, corpus and cache paths, checked before any work or write: the retrieval store a
+    folder (or not there yet), every corpus folder an existing folder, the cache not a folder."""
+    from fairarena.errors import InputError
+
+    if rag_dir is not None and rag_dir.exists() and not rag_dir.is_dir():
+        raise InputError("rag-dir", str(rag_dir), "exists and is a file; expected a folder for the retrieval store")
+    for d in corpus_dir:
+        if not Path(d).is_dir():
+            raise InputError("corpus-dir", str(d), "expected an existing folder of documents")
+    if cache is not None and cache.is_dir():
+        raise InputError("cache", str(cache), "is a folder; expected a file name for the response cache")
+
+
 def run_cli_debate(*, out: Path | None = None, rag_dir: Path | None = None, corpus_dir: list[Path] = (),
                    cache: Path | None = None, offline: bool = False, **options: Any) -> dict[str, Any]:
     """Everything the command does, as one function (a notebook gets the same): validate, then run."""
+    check_paths(rag_dir, corpus_dir, cache)
     return execute_debate(prepare_debate(**options), out=out, rag_dir=rag_dir, corpus_dir=corpus_dir, cache=cache,
                           offline=offline)
 
@@ -188,6 +203,7 @@ def register(app: typer.Typer) -> None:
                               agent_a=agent_a, agent_b=agent_b, models=model, model_b=model_b, rounds=rounds,
                               closing=closing, max_repairs=max_repairs, rag=rag.value, max_calls=max_calls,
                               temperature=temperature, max_tokens=max_tokens, share=share, revisions=revisions)
+        check_paths(rag_dir, corpus_dir, cache)
         guard = output_folder(out, "debate", force=force) if out is not None else contextlib.nullcontext()
         with guard as folder:
             doc = execute_debate(plan, out=out, rag_dir=rag_dir, corpus_dir=corpus_dir, cache=cache, offline=offline)
