@@ -226,3 +226,13 @@ def test_council_debate_joins_the_council_table():
     assert set(rows["debate"]["utilities"]) == set(rows["nash"]["utilities"]) == set(FRAMEWORKS)
     u = utilities(p, list(FRAMEWORKS), x[None], "range")[:, 0]
     assert [rows["debate"]["utilities"][f] for f in FRAMEWORKS] == pytest.approx(u)
+
+
+def test_layering_the_arena_imports_aggregation_never_the_reverse():
+    import subprocess
+    import sys
+
+    code = ("import sys, fairarena.aggregation.rules, fairarena.aggregation.council, fairarena.aggregation.repair; "
+            "print(sorted(m for m in sys.modules if m.startswith('fairarena.arena')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
