@@ -21,7 +21,8 @@ def prepare_debate(*, cohort_file: Path | None, seed: int, capacity: str, agents
                    agent_a: str | None = None, agent_b: str | None = None, models: list[str] = (),
                    model_b: str | None = None, rounds: int = 3, closing: str = "joint-draft", max_repairs: int = 2,
                    rag: str = "auto", max_calls: int | None = None, temperature: float = 0.0,
-                   max_tokens: int = 900, share: float = 0.8, revisions: int = 3) -> dict[str, Any]:
+                   max_tokens: int = 900, share: float = 0.8, revisions: int = 3,
+                   proposal_format: str = "allocation") -> dict[str, Any]:
     """Validate every option and read the cohort; nothing is built or written (runs before the output folder)."""
     from fairarena.arena import DebateConfig
     from fairarena.arena.agents import RAG_MODES, rag_unavailable, resolve_participants
@@ -31,7 +32,8 @@ def prepare_debate(*, cohort_file: Path | None, seed: int, capacity: str, agents
 
     check_seed(seed)
     config = DebateConfig(rounds=rounds, max_repairs=max_repairs, closing=closing, seed=seed,
-                          temperature=temperature, max_tokens=max_tokens, share=share, revisions=revisions)
+                          temperature=temperature, max_tokens=max_tokens, share=share, revisions=revisions,
+                          proposal_format=proposal_format)
     participants = resolve_participants(list(agents), agent_a=agent_a, agent_b=agent_b, models=list(models),
                                         model_b=model_b)
     if rag not in RAG_MODES:
@@ -176,6 +178,9 @@ def register(app: typer.Typer) -> None:
                                     "must keep in every other agent's position."),
         revisions: int = typer.Option(3, "--revisions", help="Dialectical closing: revision rounds after the finals (0-50)."),
         max_repairs: int = typer.Option(2, "--max-repairs", help="Repair turns for an invalid proposal (0-5)."),
+        proposal_format: str = typer.Option("allocation", "--proposal-format", help="How agents state proposals: "
+                                            "allocation (free-form, the paper's) or priorities (ordered patient lists "
+                                            "per resource, realised feasibly); see fairarena.arena.PROPOSAL_FORMATS."),
         rag: RagMode = typer.Option("auto", "--rag", help="Retrieval for aligned agents: auto | on | off."),  # type: ignore[valid-type]
         rag_dir: Optional[Path] = typer.Option(None, "--rag-dir", help="Chroma store (default ~/.cache/fairarena/rag)."),
         corpus_dir: list[Path] = typer.Option([], "--corpus-dir", help="Extra documents: DIR/<framework>/*.md|txt."),
@@ -202,7 +207,8 @@ def register(app: typer.Typer) -> None:
         plan = prepare_debate(cohort_file=cohort_file, seed=seed, capacity=capacity, agents=agent,
                               agent_a=agent_a, agent_b=agent_b, models=model, model_b=model_b, rounds=rounds,
                               closing=closing, max_repairs=max_repairs, rag=rag.value, max_calls=max_calls,
-                              temperature=temperature, max_tokens=max_tokens, share=share, revisions=revisions)
+                              temperature=temperature, max_tokens=max_tokens, share=share, revisions=revisions,
+                              proposal_format=proposal_format)
         check_paths(rag_dir, corpus_dir, cache)
         guard = output_folder(out, "debate", force=force) if out is not None else contextlib.nullcontext()
         with guard as folder:

@@ -75,14 +75,20 @@ class ParsedProposal:
     accept: bool | None = None
     form: str = "none"           # json | fenced-json | embedded-json | table | none
     violations: list[str] = field(default_factory=list)
+    proposal_format: str = "allocation"   # fairarena.arena.formats.PROPOSAL_FORMATS
+    stated: Any = None                    # what the agent said, when the format realises it (priorities)
+    notes: list[str] = field(default_factory=list)   # adjustments of the realisation rule (not violations)
 
     @property
     def valid(self) -> bool:
         return self.allocation is not None and not self.violations
 
     def to_dict(self) -> dict[str, Any]:
-        return {"allocation": self.mapping, "justification": self.justification, "critique": self.critique,
-                "accept": self.accept, "form": self.form, "violations": list(self.violations), "valid": self.valid}
+        out = {"allocation": self.mapping, "justification": self.justification, "critique": self.critique,
+               "accept": self.accept, "form": self.form, "violations": list(self.violations), "valid": self.valid}
+        if self.proposal_format != "allocation":   # the free-form record stays as it was
+            out.update(proposal_format=self.proposal_format, stated=self.stated, notes=list(self.notes))
+        return out
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
@@ -122,8 +128,8 @@ def _loads(s: str) -> Any:
         return json.loads(_TRAILING_COMMA.sub(r"\1", s), strict=False)
 
 
-def extract_json(text: str) -> tuple[Any, str]:
-    """(object, form) for the first JSON object with an ``allocation`` key (or any object); (None, 'none')."""
+def extract_json(text: str, key: str = "allocation") -> tuple[Any, str]:
+    """(object, form) for the first JSON object with a ``key`` key (or any object); (None, 'none')."""
     stripped = text.strip()
     candidates: list[tuple[str, str]] = [(stripped, "json")]
     candidates += [(m.group(1).strip(), "fenced-json") for m in _FENCE.finditer(text)]
@@ -135,7 +141,7 @@ def extract_json(text: str) -> tuple[Any, str]:
         except ValueError:
             continue
         if isinstance(obj, dict):
-            if "allocation" in obj:
+            if key in obj:
                 return obj, form
             if fallback[0] is None:
                 fallback = (obj, form)
@@ -181,6 +187,14 @@ def _number(value: Any) -> float | None:
         except ValueError:
             return None
     return None
+
+
+number = _number
+
+
+def fmt(v: float) -> str:
+    """A number as written in violations and notes (integers without a decimal point)."""
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
 def validate_mapping(problem: AllocationProblem, mapping: Any) -> tuple[np.ndarray | None, list[str]]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -25,13 +25,12 @@ from fairarena.allocation.problem import AllocationProblem, allocation_to_mappin
 from fairarena.allocation.metrics import compute_metrics
 from fairarena.arena.closing import ClosingContext, decide, get_closing_rule, participant_objective
 from fairarena.arena.domain import TRIAGE, Domain
+from fairarena.arena.formats import PROPOSAL_FORMATS, SpokenModel
 from fairarena.arena.negotiator import Negotiator
-from fairarena.arena.parsing import parse_proposal, proposal_schema
 from fairarena.arena.profiles import Profile
 from fairarena.arena.step import Step
 from fairarena.arena.prompts import (
     PHASE_TASK, PHASE_TASK_MANY, PROMPT_VERSION, escape, excerpt, history_text, others_phrase, quote_references,
-    reply_format,
 )
 from fairarena.arena.transcript import Closing, TranscriptWriter, Turn
 from fairarena.errors import FairArenaError, InputError
@@ -69,6 +68,7 @@ class DebateConfig:
     repair_echo_chars: int = 2_000       # how much of an invalid reply a repair prompt quotes back
     share: float = 0.8                   # dialectical closing: share of its ideal each agent must keep
     revisions: int = 3                   # dialectical closing: revision rounds after the finals
+    proposal_format: str = "allocation"  # how agents state proposals (fairarena.arena.formats.PROPOSAL_FORMATS)
 
     def __post_init__(self) -> None:
         def integer(name: str, lo: int, hi: int | None) -> None:
@@ -97,6 +97,7 @@ class DebateConfig:
         if not isinstance(self.use_schema, bool):
             raise InputError("use_schema", self.use_schema, "true or false")
         get_closing_rule(self.closing)
+        PROPOSAL_FORMATS.get(self.proposal_format)
 
 
 Retriever = Callable[[str, int], list[Any]]  # (query, k) -> [RetrievedChunk]
@@ -141,6 +142,10 @@ class Debate:
         self.instance = instance
         self.domain = domain
         self.problem: AllocationProblem = domain.problem(instance)
+        self.format = PROPOSAL_FORMATS.get(config.proposal_format)
+        if self.format.speak is not None:   # scripted negotiators state their allocation in the format
+            agents = [replace(a, model=SpokenModel(a.model, self.format, self.problem)) if a.negotiator is not None
+                      else a for a in agents]
         self.agents = {a.name: a for a in agents}
         self.names = [a.name for a in agents]
         self.config = config
@@ -150,8 +155,8 @@ class Debate:
         self.model_time = 0.0
         self.calls = 0
         self.turns: list[Turn] = []
-        self.schema = proposal_schema(self.problem, text_limit=config.text_limit)
-        self.decision_schema = proposal_schema(self.problem, text_limit=config.text_limit, decision=True)
+        self.schema = self.format.schema(self.problem, text_limit=config.text_limit)
+        self.decision_schema = self.format.schema(self.problem, text_limit=config.text_limit, decision=True)
         self.budget_notes: list[dict[str, Any]] = []
 
     # -- history ---------------------------------------------------------------------------------
@@ -194,7 +199,7 @@ class Debate:
         if extra:
             parts.append(extra)
         tasks = PHASE_TASK if len(self.names) == 2 else PHASE_TASK_MANY
-        parts.append(tasks[phase] + reply_format(self.domain.item_id, phase == "decide"))
+        parts.append(tasks[phase] + self.format.reply_format(self.domain.item_id, phase == "decide"))
         system = agent.profile.system_prompt(rag_available=agent.retriever is not None,
                                              rules=self.domain.rules(self.problem))
         return [{"role": "system", "content": system},
@@ -235,7 +240,7 @@ class Debate:
                 raise DebateFailed(f"agent {name} ({agent.model_spec}) failed in {phase} {t}: {exc}") from exc
             self.model_time += time.perf_counter() - t0
             text = resp.text if isinstance(resp.text, str) else str(resp.text)
-            parsed = parse_proposal(text, self.problem)
+            parsed = self.format.parse(text, self.problem)
             metrics = score(self.problem, parsed.allocation) if parsed.allocation is not None else None
             usage = {"prompt_tokens": resp.usage.prompt_tokens, "completion_tokens": resp.usage.completion_tokens,
                      "estimated": resp.usage.estimated, "attempts": resp.attempts, "json_mode": resp.json_mode,

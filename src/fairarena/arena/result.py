@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from fairarena.arena.domain import TRIAGE, Domain
-from fairarena.arena.parsing import proposal_schema
 from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateFailed, check_agents
 from fairarena.arena.transcript import SCHEMA_VERSION, Closing, TranscriptWriter, Turn
 from fairarena.errors import InputError
@@ -103,7 +102,7 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
                                  for a in agents},
                          **(header or {}))
         writer.write({"type": "header", **rec, ("cohort" if domain is TRIAGE else "instance"): domain.to_dict(instance),
-                      "proposal_schema": proposal_schema(debate.problem)})
+                      "proposal_schema": debate.format.schema(debate.problem)})
     status, error, reason = "ok", None, None
     out: dict[str, Any] | None = None
     try:

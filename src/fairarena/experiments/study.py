@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from fairarena.errors import InputError
 
@@ -56,12 +56,9 @@ def closing_names() -> list[str]:
 
 
 def proposal_formats() -> list[str]:
-    """Proposal formats the arena registers. Until the arena has a format registry, it speaks only
-    the paper's free-form ``allocation``."""
-    try:
-        from fairarena.arena import PROPOSAL_FORMATS  # type: ignore[attr-defined]
-    except ImportError:
-        return ["allocation"]
+    """Proposal formats the arena registers (:data:`fairarena.arena.formats.PROPOSAL_FORMATS`)."""
+    from fairarena.arena.formats import PROPOSAL_FORMATS
+
     return list(PROPOSAL_FORMATS)
 
 
@@ -189,14 +186,6 @@ class StudyConfig(BaseModel):
                 raise ValueError(f"server {k!r} has limit {n!r}: expected a positive integer")
         return dict(v)
 
-    @model_validator(mode="after")
-    def _nonempty(self) -> "StudyConfig":
-        if self.proposal_format != "allocation":
-            from fairarena.arena import DebateConfig
-
-            if "proposal_format" not in getattr(DebateConfig, "__dataclass_fields__", {}):
-                raise ValueError(f"proposal_format {self.proposal_format!r} is not supported by this arena")
-        return self
 
     # -- derived ----------------------------------------------------------------------------------
     @property
@@ -413,7 +402,9 @@ def expand(cfg: StudyConfig) -> list[DebateTask]:
                        cfg.max_tokens, cfg.rag, cfg.proposal_format, control)
         conf = configs.get((closing, seed))
         if conf is None:
-            conf = configs[(closing, seed)] = asdict(t.debate_config())
+            conf = asdict(t.debate_config())
+            conf.pop("proposal_format", None)   # keyed on its own below (keys of earlier studies unchanged)
+            configs[(closing, seed)] = conf
         key = task_key(_cohort_digest(cs, cap), a, b, cfg.model_a, cfg.model_b, conf, cfg.rag, cfg.proposal_format, pv)
         out.append(replace(t, key=key))
 
