@@ -236,3 +236,16 @@ def test_tiny_scripted_study_in_each_format_same_cohorts(tmp_path):
         for side in ("a", "b"):
             xa, xp = (allocation_from_mapping(p, r["final"][side]["allocation"]) for r in (ra, rp))
             assert np.allclose(xa, xp, atol=1e-6)
+
+
+def test_a_reply_cut_off_after_the_priorities_is_realised():
+    """Small models often run out of tokens in the justification: a complete priorities object before the
+    cut is read (form salvaged-json); a cut inside the priorities is not."""
+    p = problem()
+    text = '{"priorities": {"ICU": ["P2"], "Nursing": [["P1", 2]]}, "justification": "because the wor'
+    parsed = parse_priorities(text, p)
+    assert parsed.valid and parsed.form == "salvaged-json"
+    assert parsed.allocation[1, 0] == 2 and parsed.allocation[0, 1] == 2
+    assert parsed.justification == "because the wor"
+    broken = parse_priorities('{"priorities": {"ICU": ["P2"], "Nursing": [["P1", 2', p)
+    assert not broken.valid and broken.allocation is None

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
@@ -165,6 +166,10 @@ def parse_priorities(text: str, problem: AllocationProblem) -> "parsing.ParsedPr
     accept = obj.get("accept") if isinstance(obj, dict) else None
     accept = accept if isinstance(accept, bool) else None
     if not (isinstance(obj, dict) and "priorities" in obj):
+        cut = salvage_priorities(text)
+        if cut is not None:   # a reply cut off (or broken) after a complete priorities object
+            obj, form = cut, "salvaged-json"
+    if not (isinstance(obj, dict) and "priorities" in obj):
         what = ("a JSON object without a \"priorities\" key" if isinstance(obj, dict)
                 else "no JSON object")
         return parsing.ParsedProposal(None, {}, "", "", accept, form, [f"no priorities found: the reply contains {what}"],
@@ -174,6 +179,32 @@ def parse_priorities(text: str, problem: AllocationProblem) -> "parsing.ParsedPr
     return parsing.ParsedProposal(x, allocation_to_mapping(problem, x), str(obj.get("justification", "") or ""),
                                   str(obj.get("critique", "") or ""), accept, form, violations,
                                   proposal_format="priorities", stated=stated, notes=notes)
+
+
+_KEY = re.compile(r'"priorities"\s*:\s*\{')
+
+
+def _partial_string(text: str, key: str) -> str:
+    m = re.search(rf'"{key}"\s*:\s*"((?:[^"\\]|\\.)*)', text, re.S)
+    return m.group(1) if m else ""
+
+
+def salvage_priorities(text: str) -> dict[str, Any] | None:
+    """``{"priorities": ...}`` from a reply whose whole object does not parse (typically cut off at the
+    token limit while writing the justification): the first complete ``"priorities": {...}`` object,
+    with whatever justification and critique text was written (possibly cut)."""
+    m = _KEY.search(text)
+    if m is None:
+        return None
+    objs = parsing.balanced_objects(text[m.end() - 1:])
+    if not objs or not text[m.end() - 1:].startswith(objs[0]):
+        return None
+    try:
+        prio = json.loads(objs[0], strict=False)
+    except ValueError:
+        return None
+    return {"priorities": prio, "justification": _partial_string(text, "justification"),
+            "critique": _partial_string(text, "critique")}
 
 
 def priorities_schema(problem: AllocationProblem, *, text_limit: int = 600, decision: bool = False) -> dict[str, Any]:

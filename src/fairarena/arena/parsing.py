@@ -73,7 +73,7 @@ class ParsedProposal:
     justification: str = ""
     critique: str = ""
     accept: bool | None = None
-    form: str = "none"           # json | fenced-json | embedded-json | table | none
+    form: str = "none"           # json | fenced-json | embedded-json | table | salvaged-json | none
     violations: list[str] = field(default_factory=list)
     proposal_format: str = "allocation"   # fairarena.arena.formats.PROPOSAL_FORMATS
     stated: Any = None                    # what the agent said, when the format realises it (priorities)
@@ -190,6 +190,7 @@ def _number(value: Any) -> float | None:
 
 
 number = _number
+balanced_objects = _balanced_objects
 
 
 def fmt(v: float) -> str:
