@@ -55,6 +55,13 @@ def closing_names() -> list[str]:
     return list(closing_rules())
 
 
+def mechanism_names() -> list[str]:
+    """Aggregation rules a study may apply to its debates' proposals (:data:`fairarena.aggregation.rules.RULES`)."""
+    from fairarena.aggregation.rules import RULES
+
+    return list(RULES)
+
+
 def proposal_formats() -> list[str]:
     """Proposal formats the arena registers (:data:`fairarena.arena.formats.PROPOSAL_FORMATS`)."""
     from fairarena.arena.formats import PROPOSAL_FORMATS
@@ -116,6 +123,9 @@ class StudyConfig(BaseModel):
     max_tokens: int = Field(900, ge=16, description="max completion tokens per model call")
     rag: str = Field("auto", description="retrieval for retrieval profiles: auto | on | off")
     proposal_format: str = Field("allocation", description="how agents state proposals (registered formats only)")
+    mechanisms: list[str] = Field(default_factory=list,
+                                  description="aggregation rules applied to each debate's round-1 proposals and finals "
+                                              "and compared with its joint (post-processing: not in the task key)")
     concurrency: dict[str, int] = Field(default_factory=dict,
                                         description="per model server (base URL, or model spec) concurrent calls")
     default_concurrency: int = Field(4, ge=1, description="concurrent calls to a server not listed in concurrency")
@@ -130,6 +140,11 @@ class StudyConfig(BaseModel):
     @classmethod
     def _closing(cls, v: list[str]) -> list[str]:
         return _members(v, closing_names(), "closing rule")
+
+    @field_validator("mechanisms")
+    @classmethod
+    def _mechanisms(cls, v: list[str]) -> list[str]:
+        return _members(v, mechanism_names(), "mechanism (aggregation rule)")
 
     @field_validator("agent_a", "opponents")
     @classmethod
@@ -199,7 +214,10 @@ class StudyConfig(BaseModel):
     def digest(self) -> str:
         """Hash of the validated design: two files with the same design (whatever their comments or field
         order) have the same digest; a store refuses a study with a different one."""
-        blob = json.dumps(self.canonical(), sort_keys=True, separators=(",", ":"))
+        data = self.canonical()
+        if not data["mechanisms"]:      # a design without mechanisms keeps the digest it had before the field
+            del data["mechanisms"]
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def server_limit(self, model_spec: str) -> int | None:

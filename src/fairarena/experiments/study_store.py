@@ -397,6 +397,7 @@ class RunOptions:
     cache: str | None = None
     offline: bool = False
     limits: tuple[tuple[str, int | None], ...] = ()   # (model spec, server limit)
+    mechanisms: tuple[str, ...] = ()                  # aggregation rules applied to each finished debate
 
 
 _MODELS: dict[tuple[str, str | None, bool], Any] = {}
@@ -440,6 +441,13 @@ def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], by
         record.update(status=res.status, error=res.error, rounds=res.rounds, final=res.final,
                       feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
                       rag_notes={"a": a.rag_note, "b": b.rag_note})
+        if opts.mechanisms and res.status == "ok":
+            from fairarena.experiments.study_mechanisms import debate_mechanisms, turn_events
+
+            t1 = time.perf_counter()
+            record["mechanisms"] = debate_mechanisms(cohort.to_problem(), res.agents, turn_events(res.turns),
+                                                     opts.mechanisms, task.seed)
+            record["timing"] = {**(res.timing or {}), "mechanisms_s": round(time.perf_counter() - t1, 6)}
     except Exception as exc:  # a bug or a bad environment in one debate must not stop the study
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}",
                       traceback=traceback.format_exc(limit=8), rounds=[], final={}, feasible={}, metrics={},
@@ -612,7 +620,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         if limit is not None:
             todo = todo[:limit]
         opts = RunOptions(str(cache_path) if cache_path else None, offline,
-                          tuple((s, cfg.server_limit(s)) for s in specs))
+                          tuple((s, cfg.server_limit(s)) for s in specs), tuple(cfg.mechanisms))
         failed_now: list[dict[str, str]] = []
         done = 0
         if progress:
