@@ -27,10 +27,14 @@ class StudyAnalysis:
     emergence: dict[str, Any]
     status: dict[str, Any]
     seconds: float
+    mechanisms: dict[str, Any] | None = None    # deliberation vs mechanisms (None: the design lists none)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "statistics": self.stats.to_dict(), "emergence": self.emergence,
-                "seconds": round(self.seconds, 3)}
+        out = {"status": self.status, "statistics": self.stats.to_dict(), "emergence": self.emergence,
+               "seconds": round(self.seconds, 3)}
+        if self.mechanisms is not None:
+            out["mechanisms"] = self.mechanisms
+        return out
 
 
 def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
@@ -159,7 +163,7 @@ def _owners() -> dict[str, str]:
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                   n_resamples: int | None = None) -> StudyAnalysis:
     """The paired statistics of every opponent x framework x metric cell and the emergence measures."""
-    from fairarena.experiments.study_store import comparison_records
+    from fairarena.experiments.study_store import comparison_records, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
 
@@ -172,13 +176,62 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
                        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
     em = emergence(load_traces(root), directions, means, _owners())
-    return StudyAnalysis(st, em, status, time.perf_counter() - t0)
+    mech = None
+    cfg, _ = study_tasks(root)
+    if cfg.mechanisms:
+        from fairarena.experiments.study_mechanisms import compare_mechanisms
+
+        mech = compare_mechanisms(root, _selected(Path(root), None, None, None), cfg.mechanisms, directions,
+                                  opponents=st.opponents, frameworks=st.frameworks, test=test,
+                                  correction="holm" if holm else "none",
+                                  n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
+    return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech)
 
 
 def study_tables(an: StudyAnalysis) -> dict[str, Any]:
     from fairarena.report import table2, table3
 
-    return {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
+    out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
+    if an.mechanisms is not None:
+        out["deliberation_vs_mechanisms"] = mechanisms_table(an.mechanisms)
+    return out
+
+
+def mechanisms_table(mech: Mapping[str, Any], digits: int = 3) -> Any:
+    """Deliberation vs mechanisms: per mechanism, stage, opponent and framework, the mean paired difference
+    joint - mechanism of every metric with its p (raw, or Holm-adjusted when corrected), the pairs used,
+    and the model calls and tokens per debate."""
+    from fairarena.report import Cell, Row, Table, format_num, format_p
+
+    rows_in = mech["rows"]
+    metrics = list(dict.fromkeys(r["metric"] for r in rows_in))
+    groups: dict[tuple[str, str, str, str], dict[str, Mapping[str, Any]]] = {}
+    for r in rows_in:
+        groups.setdefault((r["mechanism"], r["stage"], r["opponent"], r["framework"]), {})[r["metric"]] = r
+    cols = [("", "n")] + [c for m in metrics for c in ((m, "joint - mech"), (m, "p"))] + \
+           [("spent", "calls/debate"), ("spent", "tokens/debate")]
+    rows = []
+    for (mname, stage, opp, fw), cells in groups.items():
+        first = next(iter(cells.values()))
+        out = [Cell(first["n"], str(first["n"]))]
+        for m in metrics:
+            c = cells.get(m)
+            p = None if c is None else (c["p_adjusted"] if c["p_adjusted"] is not None else c["p"])
+            better = c is not None and c["winner"] == "joint"
+            out += [Cell(None if c is None else c["mean_diff"],
+                         "" if c is None else format_num(c["mean_diff"], digits, signed=True), emphasis=better),
+                    Cell(p, format_p(p))]
+        out += [Cell(first["calls_per_debate"], format_num(first["calls_per_debate"], 1)),
+                Cell(first["tokens_per_debate"], format_num(first["tokens_per_debate"], 0))]
+        rows.append(Row(f"{mname} ({stage}) vs {opp}, {fw}", tuple(out)))
+    return Table("Deliberation vs mechanisms: joint recommendation minus each mechanism's decision (paired by cohort)",
+                 tuple(cols), tuple(rows), index_header="mechanism (proposals) vs opponent, framework",
+                 notes=("Positive differences favour the joint on metrics where higher is better (ESG, RMG, DW-ESG, "
+                        "VWCI), negative ones on the others; bold: the joint is significantly better.",
+                        "n: cohorts with both a feasible joint and a feasible mechanism decision (a debate against an "
+                        "adversarial opponent has one voter, so no mechanism decision).",
+                        "calls and tokens: model calls and prompt + completion tokens the debates spent (0 tokens for "
+                        "scripted agents)."))
 
 
 def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False,
@@ -398,6 +451,10 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
                           KeyValues({k: v for k, v in prov.items()}, title="provenance"),
                           Preformatted(toml, title="study.toml")]),
         Section("Tables", [tables["table2"], tables["table3"]]),
+        *([Section("Deliberation vs mechanisms", [
+            Text("Each debate's round-1 proposals and finals aggregated by the design's mechanisms (the arena "
+                 "closing's objectives; docs/study.md), compared with the debate's joint recommendation."),
+            tables["deliberation_vs_mechanisms"]])] if "deliberation_vs_mechanisms" in tables else []),
         Section("Emergence", [*_emergence_tables(an),
                               FigureBlock(patching_figure(em), caption="Patching by protected attribute: mean CNSS "
                                           "gain of the worst-served patients of the opponent's opening."),

@@ -153,6 +153,8 @@ def stats_cmd(
         if r["opponent"] == "all":
             console.print(f"joint beats both on {r['metric']}: {r['vs_round1']:.2f} of debates vs round-1, "
                           f"{r['vs_final']:.2f} vs finals", highlight=False, soft_wrap=True)
+    if "deliberation_vs_mechanisms" in tables:
+        console.print(to_markdown(tables["deliberation_vs_mechanisms"]), highlight=False, soft_wrap=True, markup=False)
 
 
 @study_app.command("tables")

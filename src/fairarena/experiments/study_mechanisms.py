@@ -139,13 +139,19 @@ def record_mechanisms(root: str | Path, record: Mapping[str, Any], mechanisms: S
     return {s: {r: (new[s][r] if r in missing else have[s][r]) for r in mechanisms} for s in STAGES}
 
 
-def _spent(usage: Mapping[str, Any] | None) -> tuple[int, int]:
-    """(model calls, prompt + completion tokens) over every participant of one debate."""
+def spent(record: Mapping[str, Any]) -> tuple[int, int]:
+    """(model calls, prompt + completion tokens) over every participant of one debate, from the record's
+    usage (which the runner sums from the transcript's turns). A scripted participant's calls count, its
+    tokens do not: the scripted models report a size estimate of their prompts and replies, but no model
+    spent them, so a scripted debate spends 0 tokens."""
+    t = record.get("task") or {}
+    specs = {"a": t.get("model_a"), "b": t.get("model_b")}
     calls = tokens = 0
-    for u in (usage or {}).values():
+    for who, u in (record.get("usage") or {}).items():
         if isinstance(u, Mapping):
             calls += int(u.get("calls") or 0)
-            tokens += int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+            if not str(specs.get(who) or "").startswith("scripted"):
+                tokens += int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
     return calls, tokens
 
 
@@ -159,10 +165,10 @@ def compare_mechanisms(root: str | Path, records: Sequence[Mapping[str, Any]], m
     from fairarena.stats import compare_table
 
     outcomes = {r["key"]: record_mechanisms(root, r, mechanisms) for r in records}
-    spent = {}
+    spending: dict[tuple[str, str], list[tuple[int, int]]] = {}
     for r in records:
         t = r["task"]
-        spent.setdefault((t["agent_b"], t["framework"]), []).append(_spent(r.get("usage")))
+        spending.setdefault((t["agent_b"], t["framework"]), []).append(spent(r))
     rows: list[dict[str, Any]] = []
     for stage in STAGES:
         for mech in mechanisms:
@@ -181,7 +187,7 @@ def compare_mechanisms(root: str | Path, records: Sequence[Mapping[str, Any]], m
             st = compare_table(recs, directions, opponents=opponents, frameworks=frameworks, **stats_kw)
             for c in st.cells:
                 res = c.result
-                sp = spent.get((c.opponent, c.framework), [])
+                sp = spending.get((c.opponent, c.framework), [])
                 calls = sum(x[0] for x in sp) / len(sp) if sp else math.nan
                 tokens = sum(x[1] for x in sp) / len(sp) if sp else math.nan
                 rows.append({"mechanism": mech, "stage": stage, "opponent": c.opponent, "framework": c.framework,
