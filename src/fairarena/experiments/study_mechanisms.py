@@ -17,6 +17,7 @@ before the field was set, or with other mechanisms) from the transcript, with th
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +27,16 @@ from fairarena.errors import InputError
 
 STAGES = ("round1", "final")
 SCALAR_METRICS = ("esg", "rmg", "var", "dw_esg", "vwci", "gini", "gini_cnss")
+
+
+@functools.lru_cache(maxsize=64)
+def cohort_problem(cohort_seed: int, capacity: str) -> Any:
+    """The allocation problem of a study cohort, one object per (seed, capacity) in a process: the
+    aggregation objectives cache their normalisation ranges (each framework's optimum, a MILP) per problem
+    object, so every debate of a cohort shares them."""
+    from fairarena.experiments.study import cohort_of
+
+    return cohort_of(cohort_seed, capacity).to_problem()
 
 
 def stage_proposals(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Mapping[str, Any] | None]]:
@@ -127,14 +138,13 @@ def record_mechanisms(root: str | Path, record: Mapping[str, Any], mechanisms: S
     missing = [r for r in mechanisms if any(r not in (have.get(s) or {}) for s in STAGES)]
     if not missing:
         return {s: {r: have[s][r] for r in mechanisms} for s in STAGES}
-    from fairarena.experiments.study import cohort_of
     from fairarena.experiments.study_analysis import read_transcript
 
     events = read_transcript(root, record)
     header = next((e for e in events if e.get("type") == "header"), {})
     agents = [{"name": n, "profile": a["profile"]} for n, a in (header.get("agents") or {}).items()]
     t = record["task"]
-    problem = cohort_of(t["cohort_seed"], t["capacity"]).to_problem()
+    problem = cohort_problem(int(t["cohort_seed"]), str(t["capacity"]))
     new = debate_mechanisms(problem, agents, events, missing, int(t["seed"]))
     return {s: {r: (new[s][r] if r in missing else have[s][r]) for r in mechanisms} for s in STAGES}
 

@@ -442,10 +442,11 @@ def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], by
                       feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
                       rag_notes={"a": a.rag_note, "b": b.rag_note})
         if opts.mechanisms and res.status == "ok":
-            from fairarena.experiments.study_mechanisms import debate_mechanisms, turn_events
+            from fairarena.experiments.study_mechanisms import cohort_problem, debate_mechanisms, turn_events
 
             t1 = time.perf_counter()
-            record["mechanisms"] = debate_mechanisms(cohort.to_problem(), res.agents, turn_events(res.turns),
+            problem = cohort_problem(task.cohort_seed, task.capacity)
+            record["mechanisms"] = debate_mechanisms(problem, res.agents, turn_events(res.turns),
                                                      opts.mechanisms, task.seed)
             record["timing"] = {**(res.timing or {}), "mechanisms_s": round(time.perf_counter() - t1, 6)}
     except Exception as exc:  # a bug or a bad environment in one debate must not stop the study
