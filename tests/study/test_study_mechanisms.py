@@ -139,3 +139,12 @@ def test_bad_mechanism_exits_2_before_any_write(tmp_path):
     assert r.exit_code == 2
     assert "study.mechanisms" in r.output and "no-such-rule" in r.output
     assert not out.exists()
+
+
+def test_report_has_the_section_only_with_mechanisms(mech_run, tiny_run):
+    from fairarena.experiments.study_analysis import build_study_report
+
+    _, root, _ = mech_run
+    titles = [s.title for s in build_study_report(root, details=0).sections]
+    assert "Deliberation vs mechanisms" in titles
+    assert "Deliberation vs mechanisms" not in [s.title for s in build_study_report(tiny_run[1], details=0).sections]
