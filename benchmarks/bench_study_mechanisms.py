@@ -43,7 +43,6 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
     from fairarena.experiments.study import preset
-    from fairarena.experiments.study_analysis import _selected  # noqa: F401  (warm the imports)
     from fairarena.experiments.study_mechanisms import record_mechanisms
     from fairarena.experiments.study_store import load_results
 
