@@ -249,3 +249,20 @@ def test_a_reply_cut_off_after_the_priorities_is_realised():
     assert parsed.justification == "because the wor"
     broken = parse_priorities('{"priorities": {"ICU": ["P2"], "Nursing": [["P1", 2', p)
     assert not broken.valid and broken.allocation is None
+
+
+def test_cli_proposal_format(tmp_path):
+    from typer.testing import CliRunner
+
+    from fairarena.cli import app
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["debate", "--proposal-format", "haiku", "--out", str(tmp_path / "bad")])
+    assert bad.exit_code == 2 and "proposal_format" in bad.output and "allocation, priorities" in bad.output
+    assert not (tmp_path / "bad").exists()
+    ok = runner.invoke(app, ["debate", "--seed", "5", "--rounds", "1", "--proposal-format", "priorities", "--json",
+                             "--out", str(tmp_path / "ok")])
+    assert ok.exit_code == 0, ok.output
+    header = json.loads(open(tmp_path / "ok" / "transcript.jsonl").readline())
+    assert header["config"]["proposal_format"] == "priorities"
+    assert "priorities" in header["proposal_schema"]["properties"]
