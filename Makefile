@@ -33,6 +33,7 @@ $(STAMP): $(DEMO_STAMP)
 	$(PIP) install --no-deps abcvoting==2.19.2 pabutools==1.2.3
 	$(PIP) install pulp gurobipy "ruamel.yaml>=0.17" gmpy2 natsort
 	$(MAKE) --no-print-directory browser
+	$(PY) -c "from fairarena.bandit.solver import warm_up; warm_up()"  # recompile: the test extras pin an older numba
 	touch $(STAMP)
 
 # Debian's chromium + chromium-driver for the HTML report tests (a real headless browser);
