@@ -266,3 +266,25 @@ def test_cli_proposal_format(tmp_path):
     header = json.loads(open(tmp_path / "ok" / "transcript.jsonl").readline())
     assert header["config"]["proposal_format"] == "priorities"
     assert "priorities" in header["proposal_schema"]["properties"]
+
+
+def test_priorities_prompts_ask_for_priorities_only():
+    c = sample_cohort(1, "tight")
+    seen: list[list[dict]] = []
+
+    def script(messages, params):
+        seen.append(messages)
+        return {"priorities": {"ICU": ["P1"]}, "justification": "j", "critique": "c"}
+
+    a = build_agent("A", "aligned:rawlsian", "scripted", c)
+    a.model = ScriptedChatModel(script)
+    b = build_agent("B", "baseline", "scripted", c)
+    run_debate(c, a, b, DebateConfig(rounds=1, proposal_format="priorities"))
+    system, user = seen[0][0]["content"], seen[0][1]["content"]
+    assert "You negotiate a hospital triage allocation" in system   # the triage system prompt, restated
+    assert '{"priorities"' in system and '{"allocation"' not in system
+    assert '{"priorities"' in user and '{"allocation"' not in user
+    free = []
+    a.model = ScriptedChatModel(lambda m, p: (free.append(m), {"allocation": {}, "justification": "", "critique": ""})[1])
+    run_debate(c, a, build_agent("B", "baseline", "scripted", c), DebateConfig(rounds=1))
+    assert '{"allocation"' in free[0][0]["content"] and '"priorities"' not in free[0][0]["content"]

@@ -56,6 +56,11 @@ class ProposalFormat:
     reply_format: Callable[[str, bool], str]
     # (problem, allocation mapping) -> what an agent of this format says for that allocation
     speak: Callable[[AllocationProblem, Mapping[str, Mapping[str, Any]]], Any] | None = None
+    # the system prompt restated for this format (None: unchanged)
+    rules: Callable[[str], str] | None = None
+
+    def system_rules(self, rules: str) -> str:
+        return rules if self.rules is None else self.rules(rules)
 
 
 PROPOSAL_FORMATS: Registry[ProposalFormat] = Registry("proposal format", field="proposal_format")
@@ -239,6 +244,18 @@ def priorities_reply(item_id: str, decide: bool) -> str:
               "runs out (whole units for indivisible resources); patients not listed get none.")
 
 
+_ANSWER = re.compile(r'Answer with one JSON object: \{"allocation".*?\}\.\s*', re.S)
+PRIORITIES_ANSWER = ('Answer with one JSON object: {"priorities": {RESOURCE: [PATIENT_ID or [PATIENT_ID, amount], '
+                     '...]}, "justification": str, "critique": str} (patients in order of priority). ')
+
+
+def priorities_rules(rules: str) -> str:
+    """A system prompt with the free-form answer sentence replaced by the priorities one (appended when
+    the domain's rules have no such sentence)."""
+    out, n = _ANSWER.subn(PRIORITIES_ANSWER, rules, count=1)
+    return out if n else rules + " " + PRIORITIES_ANSWER.strip()
+
+
 def allocation_reply(item_id: str, decide: bool) -> str:
     from fairarena.arena.prompts import reply_format
     return reply_format(item_id, decide)
@@ -249,7 +266,7 @@ PROPOSAL_FORMATS.add("allocation", ProposalFormat("allocation", parsing.parse_pr
                      title="free-form allocation",
                      description="{PATIENT_ID: {RESOURCE: amount}}, checked strictly, nothing fixed (the paper's)")
 PROPOSAL_FORMATS.add("priorities", ProposalFormat("priorities", parse_priorities, priorities_schema, priorities_reply,
-                                                  speak_priorities),
+                                                  speak_priorities, priorities_rules),
                      title="ordered priorities",
                      description="{RESOURCE: [id | [id, amount], ...]} served in order until capacity runs out "
                                  "(whole units, needs respected)")

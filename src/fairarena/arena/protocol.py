@@ -200,8 +200,8 @@ class Debate:
             parts.append(extra)
         tasks = PHASE_TASK if len(self.names) == 2 else PHASE_TASK_MANY
         parts.append(tasks[phase] + self.format.reply_format(self.domain.item_id, phase == "decide"))
-        system = agent.profile.system_prompt(rag_available=agent.retriever is not None,
-                                             rules=self.domain.rules(self.problem))
+        system = self.format.system_rules(agent.profile.system_prompt(rag_available=agent.retriever is not None,
+                                                                      rules=self.domain.rules(self.problem)))
         return [{"role": "system", "content": system},
                 {"role": "user", "content": "\n\n".join(parts)}]
 
