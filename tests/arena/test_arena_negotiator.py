@@ -14,6 +14,15 @@ from fairarena.arena.research_adversarial import bias_weights
 from fairarena.triage import compute_metrics, optimal_allocation, sample_cohort
 
 
+@pytest.fixture(autouse=True)
+def _fresh_shared_answers():
+    """Tests here force solver failures: no exact answer from an earlier test may short-cut them."""
+    from fairarena.arena.negotiator import SHARED
+    SHARED.clear()
+    yield
+    SHARED.clear()
+
+
 @pytest.fixture(scope="module")
 def cohort():
     return sample_cohort(11, "tight")
@@ -163,6 +172,7 @@ def test_a_failing_tie_break_stage_keeps_the_first_stage_optimum(cohort, monkeyp
         return _Infeasible() if A.shape[0] > self.n_struct else real(self, cost, A, lo, hi, ub)
 
     monkeypatch.setattr(N.CompiledSteps, "_milp", second_stage_fails)
+    N.SHARED.clear()   # else me2 is answered by me's exact solve from the per-process cache
     me2 = Negotiator(p, parse_agent("aligned:rawlsian"), cohort=cohort)
     x = me2.propose(0.9, partner)
     assert check_feasibility(p, x) == []

@@ -38,6 +38,10 @@ Justifications and critiques are generated from templates naming the metric valu
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -54,6 +58,66 @@ from fairarena.llm.scripted import register_script
 CONCESSION = 0.9
 EGALITARIAN_FORMS = ("range", "pairwise")  # the egalitarian negotiator's own welfare (module docstring)
 RETRY_EPS = 1e-6   # stage-keeping tolerance of the one retry after HiGHS declares a stage infeasible
+SHARED_CACHE_SIZE = 512   # exact answers kept per process across debates (see ``SharedAnswers``)
+
+
+def problem_digest(problem: AllocationProblem) -> bytes:
+    """A stable hash of every field of an allocation problem (arrays by dtype, shape and bytes)."""
+    h = hashlib.sha256()
+    for f in dataclasses.fields(problem):
+        v = getattr(problem, f.name)
+        h.update(f.name.encode())
+        if isinstance(v, np.ndarray):
+            a = np.ascontiguousarray(v)
+            h.update(f"{a.dtype.str}{a.shape}".encode())
+            h.update(a.tobytes())
+        else:
+            h.update(repr(v).encode())
+    return h.digest()
+
+
+class SharedAnswers:
+    """A bounded LRU of exact negotiator answers shared by every debate in one process.
+
+    The answers are deterministic functions of their key: the problem (its digest), the negotiator's
+    objective (profile, bias weights, egalitarian form) and, for a concession step, the preserved CNSS
+    vector and the kept amount. The opening of the baseline and adversarial opponents is the same in
+    the six debates on a cohort, an aligned agent's opening in its two debates (one per opponent), and a
+    concession step against an identical proposal repeats too; a hit returns a copy of the very array
+    the first solve produced, so transcripts are the same with or without the cache. Failed solves
+    (the notes and fall-backs of :class:`Negotiator`) are never stored.
+    """
+
+    def __init__(self, size: int = SHARED_CACHE_SIZE) -> None:
+        self.size = size
+        self._d: OrderedDict[tuple[Any, ...], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()   # the threads backend runs debates of one process concurrently
+        self.hits = self.misses = 0
+
+    def get(self, key: tuple[Any, ...]) -> np.ndarray | None:
+        with self._lock:
+            x = self._d.get(key)
+            if x is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+            self._d.move_to_end(key)
+            return x.copy()
+
+    def put(self, key: tuple[Any, ...], x: np.ndarray) -> None:
+        with self._lock:
+            self._d[key] = x.copy()
+            self._d.move_to_end(key)
+            while len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._d.clear()
+            self.hits = self.misses = 0
+
+
+SHARED = SharedAnswers()
 
 
 @dataclass
@@ -246,6 +310,7 @@ class Negotiator:
         self._steps: CompiledSteps | None = None
         self.last_valid: np.ndarray | None = None
         self._memo: dict[tuple[bytes, float | None], np.ndarray] = {}
+        self._signature: tuple[Any, ...] | None = None
         self.note: str | None = None
         self.fallbacks: list[str] = []
 
@@ -254,16 +319,30 @@ class Negotiator:
     def label(self) -> str:
         return self.profile.framework or self.profile.kind
 
+    @property
+    def signature(self) -> tuple[Any, ...]:
+        """What determines this negotiator's exact answers (the key prefix in :data:`SHARED`)."""
+        if self._signature is None:
+            bias = None if self._bias is None else np.ascontiguousarray(self._bias, dtype=float).tobytes()
+            self._signature = (problem_digest(self.problem), self.profile.kind, self.profile.framework,
+                               self.egalitarian, bias, MIP_REL_GAP, STAGE_EPS)
+        return self._signature
+
     def ideal(self) -> np.ndarray:
         if self._ideal is None:
             p = self.problem
-            if self.profile.kind == "aligned":
-                from fairarena.allocation.frameworks import optimal_allocation
-                self._ideal = optimal_allocation(p, self.profile.framework, leximin=False)
-            elif self.profile.kind == "baseline":
-                self._ideal = proportional_allocation(p)
-            else:
-                self._ideal = CompiledSteps(p, self._stages, concession=False).solve()
+            key = (*self.signature, "ideal")
+            x = SHARED.get(key)
+            if x is None:
+                if self.profile.kind == "aligned":
+                    from fairarena.allocation.frameworks import optimal_allocation
+                    x = optimal_allocation(p, self.profile.framework, leximin=False)
+                elif self.profile.kind == "baseline":
+                    x = proportional_allocation(p)
+                else:
+                    x = CompiledSteps(p, self._stages, concession=False).solve()
+                SHARED.put(key, x)
+            self._ideal = x
         return self._ideal
 
     def _stages(self, m: AllocationMILP) -> list[tuple[dict[int, float], str]]:
@@ -340,18 +419,24 @@ class Negotiator:
         return cs[0] if len(cs) == 1 else np.mean(np.stack(cs), axis=0)
 
     def _solve(self, partner: np.ndarray | list[np.ndarray] | None, lam: float) -> np.ndarray:
-        steps = self.steps
         if partner is None or lam <= 0 or (isinstance(partner, list) and not partner):
-            return steps.solve()
+            return self.steps.solve()
         target = self.target(partner)
         total = float(target.sum())
         keep = lam * total * (1 - 1e-9) if total > 0 else None
         key = (target.tobytes(), keep)
         if key in self._memo:  # the same question as an earlier step (e.g. a final against an unchanged
             return self._memo[key]  # partner, a decision on that same allocation): the same exact answer
+        shared_key = (*self.signature, "step", key)
+        x = SHARED.get(shared_key)   # the same question in an earlier debate of this process
+        if x is not None:
+            self._memo[key] = x
+            return x
+        steps = self.steps
         try:
             x = steps.solve(target, keep)
             self._memo[key] = x
+            SHARED.put(shared_key, x)
             return x
         except StepSolveFailed as exc:
             if exc.stage > 0 and self._feasible(exc.partial):
