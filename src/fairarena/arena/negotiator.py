@@ -115,9 +115,14 @@ class SharedAnswers:
         with self._lock:
             self._d.clear()
             self.hits = self.misses = 0
+        with _COMPILED_LOCK:
+            _COMPILED.clear()
 
 
 SHARED = SharedAnswers()
+COMPILED_CACHE_SIZE = 64   # compiled concession MILPs kept per process (by negotiator signature)
+_COMPILED: OrderedDict[tuple[Any, ...], "CompiledSteps"] = OrderedDict()
+_COMPILED_LOCK = threading.Lock()
 
 
 @dataclass
@@ -390,8 +395,22 @@ class Negotiator:
 
     @property
     def steps(self) -> CompiledSteps:
+        """The compiled concession MILP; shared by the debates of a process with the same signature
+        (a :class:`CompiledSteps` is never changed by solving it)."""
         if self._steps is None:
-            self._steps = CompiledSteps(self.problem, self._stages, concession=True)
+            with _COMPILED_LOCK:
+                steps = _COMPILED.get(self.signature)
+            if steps is None:
+                steps = CompiledSteps(self.problem, self._stages, concession=True)
+                with _COMPILED_LOCK:
+                    _COMPILED[self.signature] = steps
+                    while len(_COMPILED) > COMPILED_CACHE_SIZE:
+                        _COMPILED.popitem(last=False)
+            else:
+                with _COMPILED_LOCK:
+                    if self.signature in _COMPILED:
+                        _COMPILED.move_to_end(self.signature)
+            self._steps = steps
         return self._steps
 
     def _feasible(self, x: np.ndarray | None) -> bool:
