@@ -13,8 +13,7 @@ Nothing heavy is imported here.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from fairarena.lazy import lazy_exports
 
 _LAZY = {
     "RULES": "fairarena.aggregation.rules",
@@ -30,7 +29,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(name)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -3,7 +3,7 @@ exact framework-optimal allocations (HiGHS MILPs) and the non-degeneracy check."
 
 from __future__ import annotations
 
-from typing import Any
+from fairarena.lazy import lazy_exports
 
 # name -> module; imported on first use, so importing the package loads nothing heavy
 _LAZY = {
@@ -42,22 +42,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    import importlib
-
-    module = _LAZY.get(name)
-    if module is None:
-        if not name.startswith("__"):  # a submodule used as an attribute (``fairarena.x.sub.f``)
-            try:
-                return importlib.import_module(f"{__name__}.{name}")
-            except ModuleNotFoundError as exc:
-                if exc.name != f"{__name__}.{name}":
-                    raise
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -12,7 +12,7 @@ Names are imported lazily (importing this package loads neither numpy nor pydant
 
 from __future__ import annotations
 
-from typing import Any
+from fairarena.lazy import lazy_exports
 
 _LAZY = {
     "PRESETS": "fairarena.experiments.presets",
@@ -28,9 +28,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'fairarena.experiments' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
