@@ -136,3 +136,25 @@ def test_six_frameworks_against_brute_force(cnss):
     with np.errstate(divide="ignore"):
         best = np.log(U).sum(0).max()
     assert np.log(u(aggregate(prof, "nash-bargaining").allocation)).sum() >= best - 6 * (NASH_TOL + tol) - 1e-9
+
+
+def test_six_frameworks_exact_gini_under_indicator():
+    """Under the indicator CNSS the Gini bound is exact (no grid): every rule hits brute force to 1e-6,
+    leximin included (its sorted utility vector is the lexicographic maximum over all allocations)."""
+    p = tiny_problem("indicator")
+    X = all_allocations(p)
+    U = utilities(p, ALL6, X)
+    prof = Profile.from_proposals(p, [Agent(f"A{i}", o, X[(7 * i) % len(X)]) for i, o in enumerate(ALL6)])
+    u = lambda x: utilities(p, ALL6, x[None])[:, 0]  # noqa: E731
+    tol = 1e-6
+    assert u(aggregate(prof, "utilitarian-feasible").allocation).sum() >= U.sum(0).max() - tol
+    assert u(aggregate(prof, "ks-feasible").allocation).min() >= U.min(0).max() - tol
+    assert u(aggregate(prof, "maxmin-groups").allocation).min() >= U.min(0).max() - tol
+    srt = np.sort(U, axis=0).T  # (K, N) ascending
+    best = srt[0]
+    for row in srt[1:]:  # lexicographic maximum with tolerance
+        diff = np.nonzero(np.abs(row - best) > 1e-9)[0]
+        if diff.size and row[diff[0]] > best[diff[0]]:
+            best = row
+    got = np.sort(u(aggregate(prof, "leximin-feasible").allocation))
+    assert np.allclose(got, best, atol=tol), (got, best)

@@ -54,6 +54,10 @@ GINI_LOWER_ONLY = True
 """Model ``w_k = b_k S`` by its lower bounds only (``w_k >= 0``, ``w_k >= S - n (1 - b_k)``): ``w_k``
 only enters ``D <= (n-1)(S - sum_k 2^-k w_k)`` with a negative sign, so a solution can always lower
 ``w_k`` to ``b_k S``; the upper bounds are redundant rows (``False`` keeps them)."""
+GINI_EXACT = True
+"""Under the indicator CNSS form, model the egalitarian bound exactly without the grid: ``u S`` is a
+sum of products ``u z`` of ``u`` with the binary need indicators, each exact as ``p >= u + z - 1``,
+``p >= 0`` (``False``: the ``GINI_BITS`` grid, also used under the fractional form)."""
 VAR_TOL = 1e-7
 VAR_MAX_CUTS = 400
 VAR_EXACT = True
@@ -139,6 +143,9 @@ class FeasibleModel:
     def _gini(self, u: int) -> None:
         m, n = self.m, self.problem.n
         S = add_exprs(*((1.0, c) for c in m.cnss))
+        if m.form == "indicator" and GINI_EXACT:
+            self._gini_exact(u, S)
+            return
         grid: list[tuple[float, Expr]] = []
         prods: list[tuple[float, Expr]] = []
         for k in range(1, GINI_BITS + 1):
@@ -161,6 +168,40 @@ class FeasibleModel:
                 ds.append((1.0, {d: 1.0}))
         # D <= (n - 1) (S - sum_k 2^-k w_k)
         m.add_row(add_exprs(*ds, (-(n - 1.0), S), *(((n - 1.0) * c, e) for c, e in prods)), hi=0.0)
+
+    def _pair_abs(self) -> list[tuple[float, Expr]]:
+        """``d_ij >= |CNSS_i - CNSS_j|`` for every pair (shared by every egalitarian agent)."""
+        if getattr(self, "_abs_pairs", None) is None:
+            m, n = self.m, self.problem.n
+            ds: list[tuple[float, Expr]] = []
+            for i in range(n):
+                for j in range(i + 1, n):
+                    d = m.add_var(0.0, np.inf)
+                    diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
+                    m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
+                    m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
+                    ds.append((1.0, {d: 1.0}))
+            self._abs_pairs = ds
+        return self._abs_pairs
+
+    def _gini_exact(self, u: int, S: Expr) -> None:
+        """``u <= 1 - D / ((n - 1) S)`` exactly under the indicator form, without a grid.
+
+        The bound is ``D + (n - 1) u S <= (n - 1) S``. ``S = sum_i sum_r z_ir / k_i`` with binary
+        indicators ``z_ir``, so ``u S = sum z_ir u / k_i`` and each product ``u z`` (``u`` in [0, 1],
+        ``z`` binary) equals ``max(0, u + z - 1)``. It enters the row with a positive sign on the
+        ``<=`` side, so its lower bounds ``p >= u + z - 1``, ``p >= 0`` suffice: a solution can always
+        lower ``p`` to ``u z``. Exact: the modelled utility is the true one (no rounding); for
+        ``S = 0`` (nobody served) the row reads ``0 <= 0`` and ``u`` may be 1 (Gini 0)."""
+        m, n = self.m, self.problem.n
+        uS: list[tuple[float, Expr]] = []
+        for i, c in enumerate(m.cnss):
+            for z, coef in c.items():
+                pz = m.add_var(0.0, np.inf)
+                m.add_row({pz: 1.0, u: -1.0, z: -1.0}, lo=-1.0)  # p >= u + z - 1
+                uS.append((coef, {pz: 1.0}))
+        # D + (n - 1) u S - (n - 1) S <= 0
+        m.add_row(add_exprs(*self._pair_abs(), *(((n - 1.0) * c, e) for c, e in uS), (-(n - 1.0), S)), hi=0.0)
 
     def _var_exact(self, u: int, W: float) -> None:
         """``Var(CNSS) <= W (1 - u)`` exactly under the indicator CNSS form, in one MILP.
