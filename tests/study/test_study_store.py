@@ -234,3 +234,29 @@ def test_a_dying_backend_keeps_what_finished_and_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(ss, "execute", real)
     s = _run(cfg, root)
     assert (s.ran, s.skipped, s.ok) == (len(tasks) - 2, 2, len(tasks))
+
+
+def test_cohort_chunks_partition_tasks_by_cohort_in_task_order():
+    from fairarena.experiments.study_store import cohort_chunks
+
+    tasks = expand(tiny_design(capacity=["standard", "tight"]))
+    chunks = cohort_chunks(tasks)
+    assert sorted(t.index for c in chunks for t in c) == [t.index for t in tasks]   # each task exactly once
+    assert len(chunks) == len({(t.cohort_seed, t.capacity) for t in tasks})
+    for c in chunks:
+        assert len({(t.cohort_seed, t.capacity) for t in c}) == 1
+        assert [t.index for t in c] == sorted(t.index for t in c)
+
+
+def test_processes_backend_sends_one_unit_per_cohort(tiny_run, tmp_path):
+    """The scripted study on worker processes runs each cohort's debates in one process (their records
+    name one worker pid per cohort), with records equal to the serial run's."""
+    cfg, root = tiny_run
+    s = _run(cfg, tmp_path / "p", backend="processes", workers=2)
+    rows = load_results(tmp_path / "p")
+    assert s.ok == len(rows) == len(load_results(root))
+    pids: dict[int, set[int]] = {}
+    for r in rows:
+        pids.setdefault(r["task"]["cohort_seed"], set()).add(r["worker"]["pid"])
+    assert all(len(p) == 1 for p in pids.values()), pids
+    assert [outcome(r) for r in rows] == [outcome(r) for r in load_results(root)]

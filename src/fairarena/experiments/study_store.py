@@ -511,13 +511,42 @@ def _run_one(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, 
     return task, rec, data
 
 
+def _run_chunk(chunk: Sequence[DebateTask], opts: RunOptions) -> list[tuple[DebateTask, dict[str, Any], bytes]]:
+    return [_run_one(task, opts) for task in chunk]
+
+
+CHUNKED_BACKENDS = ("processes", "dask")
+"""Backends that receive one unit per cohort (and capacity variant) for the scripted negotiator."""
+
+
+def cohort_chunks(tasks: Sequence[DebateTask]) -> list[list[DebateTask]]:
+    """The tasks grouped by cohort (seed and capacity variant), in order of first appearance, each
+    group in task order. A group goes to one worker, whose negotiator then reuses the exact answers
+    shared by the debates of that cohort (the opponents' openings, repeated concession steps)."""
+    groups: dict[tuple[int, str], list[DebateTask]] = {}
+    for t in tasks:
+        groups.setdefault((t.cohort_seed, t.capacity), []).append(t)
+    return list(groups.values())
+
+
 def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "serial", workers: int | None = None,
-            address: str | None = None) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
+            address: str | None = None, chunked: bool = False) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
     """Yield ``(task, record, transcript)`` as debates finish, on any backend of :mod:`fairarena.execution`.
-    Workers only compute; the caller writes."""
+    Workers only compute; the caller writes.
+
+    ``chunked``: one backend task per cohort (:func:`cohort_chunks`) that runs its debates serially and
+    returns them together; they are yielded one by one in task order when the chunk arrives. Keys,
+    records and transcripts are the same either way (a debate never depends on what ran before it in
+    its process: the negotiator's shared answers are exact)."""
     from fairarena.execution import iter_tasks
 
-    for _, out in iter_tasks(functools.partial(_run_one, opts=opts), list(tasks), backend=backend,
+    tasks = list(tasks)
+    if chunked:
+        for _, outs in iter_tasks(functools.partial(_run_chunk, opts=opts), cohort_chunks(tasks),
+                                  backend=backend, workers=workers, address=address):
+            yield from outs
+        return
+    for _, out in iter_tasks(functools.partial(_run_one, opts=opts), tasks, backend=backend,
                              workers=workers, address=address):
         yield out
 
@@ -624,10 +653,15 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
                           tuple((s, cfg.server_limit(s)) for s in specs), tuple(cfg.mechanisms))
         failed_now: list[dict[str, str]] = []
         done = 0
+        # CPU-bound scripted studies on worker processes: one unit per cohort keeps the negotiator's
+        # shared answers within one process. Against model servers every debate stays its own task
+        # (concurrency comes from debates in flight).
+        chunked = backend in CHUNKED_BACKENDS and not live and len(todo) > 1
         if progress:
             progress(0, 0, min(workers, len(todo)), len(todo))
         try:
-            for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address):
+            for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address,
+                                           chunked=chunked):
                 commit_debate(root, rec, data)
                 done += 1
                 if rec["status"] != "ok":
