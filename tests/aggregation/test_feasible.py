@@ -158,3 +158,19 @@ def test_six_frameworks_exact_gini_under_indicator():
             best = row
     got = np.sort(u(aggregate(prof, "leximin-feasible").allocation))
     assert np.allclose(got, best, atol=tol), (got, best)
+
+
+@pytest.mark.parametrize("d", [(0.0,) * 6, (0.1, 0.3, 0.0, 0.2, 0.5, 0.05)])
+def test_max_min_ratio_matches_brute_force(d):
+    """Dinkelbach's max-min (exact egalitarian ratio) from no seed but the empty allocation equals
+    max_x min_a (u_a(x) - d_a) / (1 - d_a) over every allocation; off under the grid it returns None."""
+    from fairarena.aggregation import feasible as F
+
+    p = tiny_problem("indicator")
+    X = all_allocations(p)
+    U = utilities(p, ALL6, X)
+    dd = np.asarray(d)
+    best = ((U - dd[:, None]) / (1.0 - dd[:, None])).min(0).max()
+    fm = F.FeasibleModel(p, ALL6, [f"A{i}" for i in range(6)])
+    assert fm.max_min_ratio(dd, None) == pytest.approx(best, abs=1e-6)
+    assert F.FeasibleModel(p, ALL6[:1] + ALL6[2:], list("abcde")).max_min_ratio(dd[1:], None) is None

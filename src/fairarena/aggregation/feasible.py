@@ -58,6 +58,12 @@ GINI_EXACT = True
 """Under the indicator CNSS form, model the egalitarian bound exactly without the grid: ``u S`` is a
 sum of products ``u z`` of ``u`` with the binary need indicators, each exact as ``p >= u + z - 1``,
 ``p >= 0`` (``False``: the ``GINI_BITS`` grid, also used under the fractional form)."""
+MAXMIN_RATIO = True
+"""With an exact egalitarian agent, solve the max-min stage (leximin's first, KS, maxmin over single
+agents) by Dinkelbach's iteration for a max-min of ratios: linear MILPs without the ``u z`` products
+(``False``: one MILP with the products)."""
+MAXMIN_TOL = 1e-7
+MAXMIN_MAX_ITER = 30
 VAR_TOL = 1e-7
 VAR_MAX_CUTS = 400
 VAR_EXACT = True
@@ -110,6 +116,8 @@ class FeasibleModel:
                                  + ", ".join(OBJECTIVES.names(where=lambda e: bool(e.obj.milp)))
                                  + "); use a candidate-set rule for this one")
         self.problem = problem
+        self.objectives = list(objectives)
+        self.gini_rows: list[tuple[int, int, Expr]] = []  # (agent, product row, S) of exact egalitarian agents
         self._var_pairs: list[tuple[float, Expr]] | None = None
         self.m = _CutMILP(problem, time_limit=time_limit)
         self.m.var_agents = []
@@ -133,6 +141,9 @@ class FeasibleModel:
                     self.m.add_row(add_exprs((scale, c), (-1.0, {u: 1.0})), lo=0.0)
             elif obj.milp == "gini":
                 self._gini(u)
+                if self.m.form == "indicator" and GINI_EXACT:
+                    self.gini_rows.append((len(self.u) - 1, len(self.m.rows) - 1,
+                                           add_exprs(*((1.0, c) for c in self.m.cnss))))
             elif problem.cnss == "indicator" and VAR_EXACT:  # variance: exact tangent rows (below)
                 self._var_exact(u, float(worst - best))
             else:  # variance: cutting planes in _CutMILP.solve
@@ -229,6 +240,85 @@ class FeasibleModel:
         # sum e + n^2 W u <= n^2 W
         m.add_row(add_exprs(*self._var_pairs, (float(n * n) * W, {u: 1.0})), hi=float(n * n) * W)
 
+    def max_min_ratio(self, d: np.ndarray, seeds: np.ndarray | None) -> float | None:
+        """``max_x min_a (u_a(x) - d_a) / (1 - d_a)`` by Dinkelbach's iteration for generalised
+        fractional programs (Crouzeix, Ferland & Schaible 1985), or ``None`` when it does not apply
+        (no exact egalitarian agent, or some ``d_a >= 1``).
+
+        The egalitarian utility is the ratio ``N / Dn`` of two linear forms in CNSS:
+        ``(u - d)/(1 - d) = ((1 - d)(n - 1) S - D) / ((1 - d)(n - 1) S)``; every other agent's is linear
+        (``Dn = 1``). Starting from ``t`` = the best value among ``seeds`` (the proposals) and the empty
+        allocation, each step solves the linear MILP ``max s`` s.t. ``N_a - t Dn_a >= s Dn_a(x_prev)``
+        (the product rows switched off) and moves ``t`` to the new solution's value; ``s <= MAXMIN_TOL``
+        proves ``t`` optimal over every allocation with ``S > 0``, and the empty one (``S = 0``,
+        egalitarian utility 1 by convention) is among the seeds. Exact to the MILP's tolerance."""
+        from fairarena.aggregation.objectives import utilities
+        from fairarena.allocation.metrics import need_satisfaction
+
+        if not self.gini_rows or np.any(d >= 1.0 - 1e-12):
+            return None
+        m, n, p = self.m, self.problem.n, self.problem
+        xs = [p.zeros()] + ([] if seeds is None else list(np.asarray(seeds, dtype=float)))
+        U = utilities(p, self.objectives, np.stack(xs))
+        R = (U - d[:, None]) / (1.0 - d[:, None])
+        k = int(np.argmax(R.min(0)))
+        t = float(R[:, k].min())
+        x_prev = xs[k]
+        egal = {a: (row, S) for a, row, S in self.gini_rows}
+        saved = {row: m.rows[row] for row, _ in egal.values()}
+        for row in saved:
+            m.rows[row] = (saved[row][0], -np.inf, np.inf)
+        n_rows = len(m.rows)
+        s = m.add_var(-np.inf, np.inf)
+        D = add_exprs(*self._pair_abs())
+        try:
+            for _ in range(MAXMIN_MAX_ITER):
+                del m.rows[n_rows:]
+                c_prev = float(np.asarray(need_satisfaction(p, x_prev)).sum())
+                for a, u in enumerate(self.u):
+                    if a in egal:
+                        S = egal[a][1]
+                        w = (1.0 - d[a]) * (n - 1.0)
+                        scale = w * c_prev if c_prev > 1e-12 else w
+                        # (1 - t) w S - D - scale s >= 0
+                        m.add_row(add_exprs(((1.0 - t) * w, S), (-1.0, D), (-scale, {s: 1.0})), lo=0.0)
+                    else:  # u - d - t (1 - d) - (1 - d) s >= 0
+                        m.add_row({u: 1.0, s: -(1.0 - d[a])}, lo=float(d[a] + t * (1.0 - d[a])))
+                value, sol = m.solve({s: 1.0}, "max")
+                if value <= MAXMIN_TOL:
+                    break
+                x = m.allocation(sol)
+                t_new = float(((utilities(p, self.objectives, x[None])[:, 0] - d) / (1.0 - d)).min())
+                if t_new <= t + 1e-12:  # no progress (tolerances): t is optimal to them
+                    break
+                t, x_prev = t_new, x
+            else:
+                from fairarena.errors import SolverError
+
+                raise SolverError(f"max-min: Dinkelbach's iteration did not converge in {MAXMIN_MAX_ITER} steps")
+        finally:
+            del m.rows[n_rows:]
+            for row, r in saved.items():
+                m.rows[row] = r
+            m.lb[s] = m.ub[s] = 0.0
+        return t
+
+    def fix_max_min(self, t: float, d: np.ndarray) -> list[tuple[int, Expr, float, str]]:
+        """Keep a max-min optimum ``t``: ``u_a - d_a >= (t - e)(1 - d_a)`` for every agent, plus the
+        linear form of ``u >= t - 1e-6`` for each exact egalitarian agent
+        (``D <= (1 - L)(n - 1) S``, implied, tightening the relaxation). Returns the fixed rows in
+        :meth:`AllocationMILP.lexicographic`'s ``fixed`` format."""
+        m, n = self.m, self.problem.n
+        fixed = []
+        for a, u in enumerate(self.u):
+            obj: Expr = {u: 1.0}
+            val = float(t * (1.0 - d[a]) + d[a])
+            fixed.append((m.fix(obj, val, "max"), obj, val, "max"))
+        for a, _, S in self.gini_rows:
+            L = t * (1.0 - d[a]) + d[a] - 1e-6
+            m.add_row(add_exprs(*self._pair_abs(), (-(n - 1.0) * (1.0 - L), S)), hi=0.0)
+        return fixed
+
     def total(self, weights: Sequence[float] | None = None) -> Expr:
         w = [1.0] * len(self.u) if weights is None else list(weights)
         return {u: float(wi) for u, wi in zip(self.u, w)}
@@ -271,10 +361,21 @@ def solve_feasible(rule: str, problem: AllocationProblem, objectives: Sequence[s
     if rule == "utilitarian":
         return m.lexicographic([(fm.total(weights), "max")]), info
     if rule == "leximin":
-        stages: list[Any] = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(1, n_agents)]
+        t = fm.max_min_ratio(np.zeros(n_agents), candidates) if MAXMIN_RATIO else None
+        stages: list[Any] = [lambda k=k: (fm.sum_smallest(uexpr, k), "max")
+                             for k in range(1 if t is None else 2, n_agents)]
         stages.append((fm.total(), "max"))
-        return m.lexicographic(stages), info
+        fixed = None if t is None else fm.fix_max_min(t, np.zeros(n_agents))
+        return m.lexicographic(stages, fixed=fixed), info
     d = np.zeros(n_agents) if disagreement is None else np.asarray(disagreement, dtype=float)
+    if rule in ("ks", "groups") and MAXMIN_RATIO:  # max-min of single agents: Dinkelbach (FeasibleModel)
+        dd = d if rule == "ks" else np.zeros(n_agents)
+        singles = rule == "ks" or all(len(v) == 1 for v in _groups(names, groups).values())
+        t = fm.max_min_ratio(dd, candidates) if singles else None
+        if t is not None:
+            if rule == "groups":
+                info["groups"] = {g: [names[a] for a in idx] for g, idx in _groups(names, groups).items()}
+            return m.lexicographic([(fm.total(), "max")], fixed=fm.fix_max_min(t, dd)), info
     if rule == "ks":
         lam = m.add_var(-np.inf, np.inf)
         for a, u in enumerate(fm.u):
