@@ -240,7 +240,8 @@ class FeasibleModel:
         # sum e + n^2 W u <= n^2 W
         m.add_row(add_exprs(*self._var_pairs, (float(n * n) * W, {u: 1.0})), hi=float(n * n) * W)
 
-    def max_min_ratio(self, d: np.ndarray, seeds: np.ndarray | None) -> float | None:
+    def max_min_ratio(self, d: np.ndarray, seeds: np.ndarray | None,
+                      among: Sequence[int] | None = None, floor: float | None = None) -> float | None:
         """``max_x min_a (u_a(x) - d_a) / (1 - d_a)`` by Dinkelbach's iteration for generalised
         fractional programs (Crouzeix, Ferland & Schaible 1985), or ``None`` when it does not apply
         (no exact egalitarian agent, or some ``d_a >= 1``).
@@ -251,7 +252,10 @@ class FeasibleModel:
         allocation, each step solves the linear MILP ``max s`` s.t. ``N_a - t Dn_a >= s Dn_a(x_prev)``
         (the product rows switched off) and moves ``t`` to the new solution's value; ``s <= MAXMIN_TOL``
         proves ``t`` optimal over every allocation with ``S > 0``, and the empty one (``S = 0``,
-        egalitarian utility 1 by convention) is among the seeds. Exact to the MILP's tolerance."""
+        egalitarian utility 1 by convention) is among the seeds. Exact to the MILP's tolerance.
+        ``among``: take the minimum over these agents only (the others are held by rows already in
+        the model; ``floor``: a seed counts only if every agent's ratio is at least ``floor``, i.e. it
+        satisfies those rows). The maximising allocation is left in ``self.last_x``."""
         from fairarena.aggregation.objectives import utilities
         from fairarena.allocation.metrics import need_satisfaction
 
@@ -260,8 +264,13 @@ class FeasibleModel:
         m, n, p = self.m, self.problem.n, self.problem
         xs = [p.zeros()] + ([] if seeds is None else list(np.asarray(seeds, dtype=float)))
         U = utilities(p, self.objectives, np.stack(xs))
-        R = (U - d[:, None]) / (1.0 - d[:, None])
-        k = int(np.argmax(R.min(0)))
+        agents = list(range(len(self.u))) if among is None else list(among)
+        R_all = (U - d[:, None]) / (1.0 - d[:, None])
+        R = R_all[agents]
+        ok = np.ones(R.shape[1], dtype=bool) if floor is None else R_all.min(0) >= floor - 1e-9
+        if not ok.any():
+            raise ValueError("max_min_ratio: no seed satisfies the floor")
+        k = int(np.argmax(np.where(ok, R.min(0), -np.inf)))
         t = float(R[:, k].min())
         x_prev = xs[k]
         egal = {a: (row, S) for a, row, S in self.gini_rows}
@@ -275,7 +284,8 @@ class FeasibleModel:
             for _ in range(MAXMIN_MAX_ITER):
                 del m.rows[n_rows:]
                 c_prev = float(np.asarray(need_satisfaction(p, x_prev)).sum())
-                for a, u in enumerate(self.u):
+                for a in agents:
+                    u = self.u[a]
                     if a in egal:
                         S = egal[a][1]
                         w = (1.0 - d[a]) * (n - 1.0)
@@ -288,7 +298,7 @@ class FeasibleModel:
                 if value <= MAXMIN_TOL:
                     break
                 x = m.allocation(sol)
-                t_new = float(((utilities(p, self.objectives, x[None])[:, 0] - d) / (1.0 - d)).min())
+                t_new = float(((utilities(p, self.objectives, x[None])[:, 0] - d) / (1.0 - d))[agents].min())
                 if t_new <= t + 1e-12:  # no progress (tolerances): t is optimal to them
                     break
                 t, x_prev = t_new, x
@@ -301,6 +311,7 @@ class FeasibleModel:
             for row, r in saved.items():
                 m.rows[row] = r
             m.lb[s] = m.ub[s] = 0.0
+        self.last_x = x_prev
         return t
 
     def fix_max_min(self, t: float, d: np.ndarray) -> list[tuple[int, Expr, float, str]]:
@@ -361,12 +372,7 @@ def solve_feasible(rule: str, problem: AllocationProblem, objectives: Sequence[s
     if rule == "utilitarian":
         return m.lexicographic([(fm.total(weights), "max")]), info
     if rule == "leximin":
-        t = fm.max_min_ratio(np.zeros(n_agents), candidates) if MAXMIN_RATIO else None
-        stages: list[Any] = [lambda k=k: (fm.sum_smallest(uexpr, k), "max")
-                             for k in range(1 if t is None else 2, n_agents)]
-        stages.append((fm.total(), "max"))
-        fixed = None if t is None else fm.fix_max_min(t, np.zeros(n_agents))
-        return m.lexicographic(stages, fixed=fixed), info
+        return _leximin(fm, candidates), info
     d = np.zeros(n_agents) if disagreement is None else np.asarray(disagreement, dtype=float)
     if rule in ("ks", "groups") and MAXMIN_RATIO:  # max-min of single agents: Dinkelbach (FeasibleModel)
         dd = d if rule == "ks" else np.zeros(n_agents)
@@ -389,6 +395,43 @@ def solve_feasible(rule: str, problem: AllocationProblem, objectives: Sequence[s
     if rule == "nash":
         return _nash(fm, d, tol, info)
     raise InputError("rule", rule, "a feasible-set rule")
+
+
+def _leximin(fm: FeasibleModel, candidates: np.ndarray | None) -> np.ndarray:
+    """Leximin by Ogryczak & Sliwinski's stages (max the sum of the ``k`` smallest, ``k = 1..N-1``,
+    then the sum). With exact egalitarian agents (:data:`MAXMIN_RATIO`) the first stage is
+    :meth:`FeasibleModel.max_min_ratio` (value ``t1``), and each egalitarian agent at ``t1`` is tested
+    for being *blocked*: if its utility cannot exceed ``t1`` while every agent keeps ``t1`` (one more
+    Dinkelbach run), it equals ``t1`` in every stage-1 optimum and so comes first in every sorted
+    utility vector there; it is then held by its linear row ``D <= (1 - t1)(n - 1) S`` alone (its
+    ``u z`` products switched off) and the remaining stages run over the other agents, linear MILPs."""
+    from fairarena.aggregation.objectives import utilities
+
+    m, n_agents = fm.m, len(fm.u)
+    zero = np.zeros(n_agents)
+    t = fm.max_min_ratio(zero, candidates) if MAXMIN_RATIO else None
+    if t is None:
+        uexpr = [{u: 1.0} for u in fm.u]
+        stages: list[Any] = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(1, n_agents)]
+        return m.lexicographic(stages + [(fm.total(), "max")])
+    x1 = fm.last_x
+    fixed = fm.fix_max_min(t, zero)
+    u1 = utilities(fm.problem, fm.objectives, x1[None])[:, 0]
+    blocked = []
+    for a, row, _ in fm.gini_rows:
+        if u1[a] > t + 1e-7:
+            continue  # above the minimum in a stage-1 optimum: not blocked
+        if fm.max_min_ratio(zero, x1[None], among=[a], floor=t) <= t + 1e-7:
+            blocked.append(a)
+    for a in blocked:  # switch its products off: the linear row from fix_max_min holds it at t1
+        expr, _, _ = m.rows[next(r for b, r, _ in fm.gini_rows if b == a)]
+        m.rows[next(r for b, r, _ in fm.gini_rows if b == a)] = (expr, -np.inf, np.inf)
+    rest = [a for a in range(n_agents) if a not in blocked]
+    uexpr = [{fm.u[a]: 1.0} for a in rest]
+    first = 1 if blocked else 2
+    stages = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(first, len(rest))]
+    stages.append(({fm.u[a]: 1.0 for a in rest}, "max"))
+    return m.lexicographic(stages, fixed=fixed)
 
 
 def _nash(fm: FeasibleModel, d: np.ndarray, tol: float, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
