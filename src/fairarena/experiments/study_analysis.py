@@ -97,7 +97,8 @@ def trace_of(record: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> 
             "turns": list(turns.values()), "joint": joint}
 
 
-def _selected(root: Path, capacity: str | None, seed: int | None, closing: str | None) -> list[dict[str, Any]]:
+def _selected(root: Path, capacity: str | None, seed: int | None, closing: str | None,
+              rows: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The ok records of framework-aligned debates of one capacity, seed and closing (as the statistics)."""
     from fairarena.experiments.study_store import load_results, study_tasks
 
@@ -105,7 +106,7 @@ def _selected(root: Path, capacity: str | None, seed: int | None, closing: str |
     capacity = cfg.capacity[0] if capacity is None else capacity
     seed = cfg.seeds[0] if seed is None else seed
     closing = cfg.closing[0] if closing is None else closing
-    return [r for r in load_results(root) if r["status"] == "ok" and r["task"]["framework"] is not None
+    return [r for r in (load_results(root) if rows is None else rows) if r["status"] == "ok" and r["task"]["framework"] is not None
             and r["task"]["capacity"] == capacity and r["task"]["seed"] == seed and r["task"]["closing"] == closing]
 
 
@@ -113,7 +114,8 @@ TRACES = "traces.json"       # cache of the traces in the study folder (valid wh
 
 
 def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
-                closing: str | None = None, cache: bool = True) -> list[dict[str, Any]]:
+                closing: str | None = None, cache: bool = True,
+                rows: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The traces of the selected debates. Reading every transcript costs about 2 ms a debate (mostly
     JSON decoding of the prompts), so the traces are kept in ``DIR/traces.json`` under a digest of the
     selected keys and their transcripts' SHA-256: a later call with the same transcripts reads that
@@ -123,7 +125,7 @@ def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | No
     from fairarena.fsutil import atomic_write_text
 
     root = Path(root)
-    recs = _selected(root, capacity, seed, closing)
+    recs = _selected(root, capacity, seed, closing, rows)
     digest = hashlib.sha256("".join(f"{r['key']}:{r.get('transcript_sha256')};" for r in recs).encode()).hexdigest()
     path = root / TRACES
     if cache and path.is_file():
@@ -163,7 +165,7 @@ def _owners() -> dict[str, str]:
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                   n_resamples: int | None = None) -> StudyAnalysis:
     """The paired statistics of every opponent x framework x metric cell and the emergence measures."""
-    from fairarena.experiments.study_store import comparison_records, study_tasks
+    from fairarena.experiments.study_store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
 
@@ -171,17 +173,18 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     t0 = time.perf_counter()
     status = check_finished(root, allow_partial=allow_partial)
     directions = _directions()
-    recs = comparison_records(root)
+    rows = load_results(root)                               # read once (3 MB for the paper preset)
+    recs = comparison_records(root, rows=rows)
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
                        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
-    em = emergence(load_traces(root), directions, means, _owners())
+    em = emergence(load_traces(root, rows=rows), directions, means, _owners())
     mech = None
     cfg, _ = study_tasks(root)
     if cfg.mechanisms:
         from fairarena.experiments.study_mechanisms import compare_mechanisms
 
-        mech = compare_mechanisms(root, _selected(Path(root), None, None, None), cfg.mechanisms, directions,
+        mech = compare_mechanisms(root, _selected(Path(root), None, None, None, rows), cfg.mechanisms, directions,
                                   opponents=st.opponents, frameworks=st.frameworks, test=test,
                                   correction="holm" if holm else "none",
                                   n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)

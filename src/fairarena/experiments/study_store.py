@@ -105,8 +105,17 @@ def study_tasks(root: str | Path) -> tuple[StudyConfig, list[DebateTask]]:
     from fairarena.experiments.study import from_dict
 
     meta = read_study(root)
-    cfg = from_dict(meta["design"], "study.json:design.")
-    return cfg, expand(cfg)
+    design = json.dumps(meta["design"], sort_keys=True)
+    hit = _TASKS.get(design)
+    if hit is None:   # a few calls per command (status, statistics, traces): expand the design once
+        cfg = from_dict(meta["design"], "study.json:design.")
+        hit = _TASKS[design] = (cfg, tuple(expand(cfg)))
+        while len(_TASKS) > 4:
+            del _TASKS[next(iter(_TASKS))]
+    return hit[0], list(hit[1])
+
+
+_TASKS: dict[str, tuple[StudyConfig, tuple[DebateTask, ...]]] = {}
 
 
 def rebuild_results(root: str | Path, tasks: Sequence[DebateTask] | None = None) -> list[dict[str, Any]]:
@@ -184,7 +193,8 @@ def results_frame(root: str | Path) -> Any:
 
 
 def comparison_records(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
-                       closing: str | None = None) -> list[dict[str, Any]]:
+                       closing: str | None = None, rows: Sequence[dict[str, Any]] | None = None
+                       ) -> list[dict[str, Any]]:
     """The long-form input of the paired statistics: one mapping per finished debate whose Agent A is
     aligned to a framework, with ``cohort``, ``framework``, ``opponent`` (B's profile), ``a`` and ``opp``
     (final metrics of A and of B), ``a_feasible``, ``opp_feasible``, ``joint`` and ``joint_feasible``.
@@ -199,7 +209,7 @@ def comparison_records(root: str | Path, *, capacity: str | None = None, seed: i
     seed = cfg.seeds[0] if seed is None else seed
     closing = cfg.closing[0] if closing is None else closing
     out = []
-    for r in load_results(root):
+    for r in (load_results(root) if rows is None else rows):   # rows: load_results(root), already read
         t = r["task"]
         if (r["status"] != "ok" or t["framework"] is None or t["capacity"] != capacity or t["seed"] != seed
                 or t["closing"] != closing):
