@@ -278,7 +278,7 @@ class FeasibleModel:
         for row in saved:
             m.rows[row] = (saved[row][0], -np.inf, np.inf)
         n_rows = len(m.rows)
-        s = m.add_var(-np.inf, np.inf)
+        s = m.add_var(0.0, np.inf)  # the seed x_prev gives s = 0: s >= 0 is valid
         D = add_exprs(*self._pair_abs())
         try:
             for _ in range(MAXMIN_MAX_ITER):
