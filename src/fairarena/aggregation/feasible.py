@@ -12,7 +12,9 @@ The two minimised metrics:
 
 * egalitarian, ``u = 1 - D / ((n - 1) S)`` with ``D = sum_{i<j} |CNSS_i - CNSS_j|`` and ``S = sum_i CNSS_i``
   (the Gini normalised by its worst value ``(n-1)/n``). ``u <= 1 - D/((n-1)S)`` is
-  ``D <= (n - 1)(S - u S)``, bilinear in ``u`` and ``S``; ``u`` is put on the grid
+  ``D <= (n - 1)(S - u S)``, bilinear in ``u`` and ``S``. Under the indicator CNSS form it is exact
+  (:meth:`FeasibleModel._gini_exact`, products of ``u`` with the binary indicators); under the
+  fractional form ``u`` is put on the grid
   ``sum_k 2^-k b_k`` (``GINI_BITS`` binaries ``b_k``) so that every product ``b_k S`` is linearised
   exactly (``0 <= w_k <= S``, ``w_k <= n b_k``, ``w_k >= S - n (1 - b_k)``). Exact up to the grid: the
   modelled utility is the true one rounded down to a multiple of ``2^-GINI_BITS``.
@@ -22,7 +24,8 @@ The two minimised metrics:
   modelled bound).
 
 Rules: utilitarian (max ``sum_a u_a``), leximin (max the sum of the ``k`` smallest ``u_a`` for
-``k = 1..N`` in turn, Ogryczak & Sliwinski 2006), Nash bargaining (max ``sum_a log(u_a - d_a)``, the
+``k = 1..N`` in turn, Ogryczak & Sliwinski 2006; with an exact egalitarian agent the max-min stage by
+Dinkelbach's iteration and a blocked egalitarian agent held by a linear row, :func:`_leximin`), Nash bargaining (max ``sum_a log(u_a - d_a)``, the
 log by tangent cuts refined until every agent's cut overestimates its log by at most ``tol``),
 Kalai-Smorodinsky (max ``lambda`` with ``u_a - d_a >= lambda (1 - d_a)``, ideal point 1 under the
 normalisation, then max ``sum_a u_a``), maxmin over groups (max the smallest mean utility of a group,

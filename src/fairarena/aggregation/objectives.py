@@ -55,8 +55,8 @@ class Objective:
     """An agent's objective: the allocation metric it cares about and the metric's direction.
 
     ``milp`` says how the feasible-set rules model the normalised utility: ``"linear"`` (a weighted sum
-    of CNSS), ``"min"`` (the minimum CNSS), ``"gini"`` (Gini of CNSS, utility on a binary grid),
-    ``"var"`` (variance of CNSS, by cutting planes), or ``""`` (no form: the feasible-set rules refuse
+    of CNSS), ``"min"`` (the minimum CNSS), ``"gini"`` (Gini of CNSS: exact under the indicator CNSS, a binary grid under the fractional one),
+    ``"var"`` (variance of CNSS: exact tangent rows under the indicator CNSS, cutting planes otherwise), or ``""`` (no form: the feasible-set rules refuse
     the objective, the candidate-set rules accept it); see :mod:`fairarena.aggregation.feasible`."""
 
     name: str
