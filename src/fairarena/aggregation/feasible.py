@@ -293,8 +293,9 @@ class FeasibleModel:
                         S = egal[a][1]
                         w = (1.0 - d[a]) * (n - 1.0)
                         scale = w * c_prev if c_prev > 1e-12 else w
-                        # (1 - t) w S - D - scale s >= 0
-                        m.add_row(add_exprs(((1.0 - t) * w, S), (-1.0, D), (-scale, {s: 1.0})), lo=0.0)
+                        # ((1 - t) w S - D) / scale - s >= 0 (divided by scale: fewer HiGHS solution repairs)
+                        m.add_row(add_exprs(((1.0 - t) * w / scale, S), (-1.0 / scale, D), (-1.0, {s: 1.0})),
+                                  lo=0.0)
                     else:  # u - d - t (1 - d) - (1 - d) s >= 0
                         m.add_row({u: 1.0, s: -(1.0 - d[a])}, lo=float(d[a] + t * (1.0 - d[a])))
                 value, sol = m.solve({s: 1.0}, "max")
