@@ -156,3 +156,14 @@ def test_write_tables_all_formats(tmp_path):
     with pytest.raises(InputError) as e:
         write_tables({"t": table2(st)}, tmp_path / "new", formats=("markdown", "docx"))
     assert e.value.field == "format" and not (tmp_path / "new").exists()
+
+
+def test_a_table_without_rows_renders_in_every_format():
+    # e.g. an emergence table of a study whose debates all failed or had no feasible joint
+    from fairarena.report.tables import Table, to_csv, to_html, to_latex, to_markdown
+
+    t = Table(title="empty", columns=(("a",), ("b",)), rows=(), index_header="metric")
+    assert "<th scope=\"col\">a</th>" in to_html(t) and to_html(t).endswith("</table>")
+    assert to_markdown(t).splitlines()[-1] == "|---|---:|---:|"
+    assert "\\bottomrule" in to_latex(t)
+    assert to_csv(t).splitlines() == ["group,metric,a,b"]

@@ -211,7 +211,7 @@ def to_markdown(t: Table) -> str:
     head = [t.index_header] + [" ".join(c) for c in t.columns]
     lines = [f"**{_md_escape(t.title)}**", "", "| " + " | ".join(_md_escape(h) for h in head) + " |",
              "|" + "---|" + "---:|" * len(t.columns)]
-    grouped = len(t.groups) > 1 or t.groups[0] != ""
+    grouped = len(t.groups) > 1 or (len(t.groups) == 1 and t.groups[0] != "")   # a table may have no rows
     for g in t.groups:
         if grouped:
             lines.append(f"| **{_md_escape(g)}** |" + " |" * len(t.columns))
@@ -256,7 +256,7 @@ def to_latex(t: Table, *, label: str = "") -> str:
         if rules:
             out.append(" ".join(rules))
     out.append(r"\midrule")
-    grouped = len(t.groups) > 1 or t.groups[0] != ""
+    grouped = len(t.groups) > 1 or (len(t.groups) == 1 and t.groups[0] != "")   # a table may have no rows
     for gi, g in enumerate(t.groups):
         if grouped:
             if gi:
@@ -311,7 +311,7 @@ def to_html(t: Table, *, table_id: str = "") -> str:
                       for lab, k in spans)
         out.append(f"<tr>{first}{ths}</tr>")
     out.append("</thead>")
-    grouped = len(t.groups) > 1 or t.groups[0] != ""
+    grouped = len(t.groups) > 1 or (len(t.groups) == 1 and t.groups[0] != "")   # a table may have no rows
     for g in t.groups:
         out.append("<tbody>")
         if grouped:
