@@ -61,7 +61,7 @@ SECTIONS: list[tuple[str, str]] = [
     ("PrefLib Mechanical Turk Dots example", "fairarena.experiments.demo:dots_demo"),
     ("Fair bandit learners on the Dots instance", "fairarena.learners.demo:learn_demo"),
     ("Multistakeholder tourism: every rule, and a conflict audit", "fairarena.tourism.demo:tourism_demo"),
-    ("Council: six framework agents on one cohort, aggregated by every rule", "fairarena.aggregation.demo:council_demo"),
+    ("Council: six framework agents debate one cohort, beside every aggregation rule", "fairarena.arena.demo:council_demo"),
     ("Triage-debate study (small preset, 5 cohorts; --full: the paper's 600 debates): run, tables, report",
      "fairarena.experiments.study_demo:study_demo"),
 ]
