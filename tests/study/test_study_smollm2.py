@@ -1,8 +1,8 @@
 """A study against a real local LLM: SmolLM2-135M-Instruct behind ``python -m llama_cpp.server`` through
-the ``openai`` backend (1 cohort, 1 framework, both opponents, 1 round, no repair turns, 48-token replies, concurrency 2;
-the issue's CI study has 2 cohorts: one costs minutes on a loaded 2-core machine). The runner is
-killed with SIGKILL once a debate is finished, then resumed; every debate must be there exactly once.
-A 135M model's allocations are nonsense: this asserts structure, never values."""
+the ``openai`` backend (2 cohorts, 1 framework, both opponents, 1 round, no repair turns, 48-token replies,
+concurrency 2). The runner is killed with SIGKILL once a debate is finished, then resumed; every debate
+must be there exactly once, and ``study stats`` and ``study report`` run on the folder. A 135M model's
+allocations are nonsense: this asserts structure, never values."""
 
 from __future__ import annotations
 
@@ -32,13 +32,13 @@ def test_smollm2_study_killed_and_resumed(tmp_path):
     except Exception as exc:
         pytest.skip(f"SmolLM2 GGUF not installed: {exc}")
     with llama_server(gguf, n_ctx=4096) as url:
-        cfg = preset("tiny", cohorts=1, agent_a=["aligned:rawlsian"], model_a=f"openai:smollm2@{url}", rag="off",
+        cfg = preset("tiny", cohorts=2, agent_a=["aligned:rawlsian"], model_a=f"openai:smollm2@{url}", rag="off",
                      max_repairs=0, max_tokens=48, concurrency={url: 2})
         study = tmp_path / "study.toml"
         study.write_text(to_toml(cfg))
         cfg, text = load_study(study)
         tasks = expand(cfg)
-        assert len(tasks) == 1 * 1 * 2
+        assert len(tasks) == 2 * 1 * 2
         root = tmp_path / "st"
         proc = subprocess.Popen([sys.executable, "-m", "fairarena.cli", "study", "run", str(study), "--out", str(root),
                                  "--backend", "threads", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -63,3 +63,14 @@ def test_smollm2_study_killed_and_resumed(tmp_path):
         assert r["status"] in ("ok", "failed")
         if r["status"] == "ok":
             assert r["rounds"][0]["a"] is not None and r["usage"]["a"]["calls"] >= 3
+    # stats and report on it (debates the model failed are left out: --allow-partial)
+    from fairarena.experiments.study_analysis import analyse_study, write_study_report
+
+    an = analyse_study(root, allow_partial=True)
+    assert an.status["total"] == len(tasks) and an.status["ok"] + an.status["failed"] == len(tasks)
+    cells = an.stats.cells
+    assert {c.framework for c in cells} <= {"rawlsian"} and {c.opponent for c in cells} <= {"baseline", "adversarial"}
+    html = write_study_report(root, tmp_path / "report.html", allow_partial=True)
+    text = html.read_text(encoding="utf-8")
+    n_ok = sum(r["status"] == "ok" for r in rows)
+    assert "<table" in text and "<svg" in text and text.count("<details") >= n_ok   # a drill-down per ok debate
