@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fairarena.errors import InputError
+from fairarena.experiments.study_store import read_transcript  # noqa: F401 (re-exported)
 
 DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
 
@@ -63,11 +64,6 @@ def _stage(ev: Mapping[str, Any]) -> str | None:
     if ev.get("phase") == "final":
         return "final"
     return None                                 # closing turns (draft, decide, ...) are the joint's
-
-
-def read_transcript(root: str | Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
-    path = Path(root) / record["transcript"]
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def trace_of(record: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

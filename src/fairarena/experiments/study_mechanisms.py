@@ -138,9 +138,9 @@ def record_mechanisms(root: str | Path, record: Mapping[str, Any], mechanisms: S
     missing = [r for r in mechanisms if any(r not in (have.get(s) or {}) for s in STAGES)]
     if not missing:
         return {s: {r: have[s][r] for r in mechanisms} for s in STAGES}
-    from fairarena.experiments.study_analysis import read_transcript
+    from fairarena.arena.transcript import read_transcript
 
-    events = read_transcript(root, record)
+    events = read_transcript(Path(root) / record["transcript"])
     header = next((e for e in events if e.get("type") == "header"), {})
     agents = [{"name": n, "profile": a["profile"]} for n, a in (header.get("agents") or {}).items()]
     t = record["task"]

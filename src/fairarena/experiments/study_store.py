@@ -33,7 +33,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from fairarena.errors import FairArenaError, InputError
 from fairarena.experiments.study import DebateTask, StudyConfig, cohort_of, expand, prompt_version
@@ -50,6 +50,14 @@ NEGOTIATOR = "scripted:negotiator"   # the one model that needs no response cach
 
 def record_path(root: Path, key: str) -> Path:
     return root / "debates" / key[:2] / f"{key}.json"
+
+
+def read_transcript(root: str | Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The events of a finished debate's transcript (``record["transcript"]`` under the study folder),
+    read by the arena's own transcript reader."""
+    from fairarena.arena.transcript import read_transcript as read_events
+
+    return read_events(Path(root) / record["transcript"])
 
 
 def transcript_path(root: Path, key: str) -> Path:
