@@ -172,30 +172,14 @@ class FeasibleModel:
             grid.append((2.0**-k, {b: 1.0}))
             prods.append((2.0**-k, {w: 1.0}))
         m.add_row(add_exprs((1.0, {u: 1.0}), *((-c, e) for c, e in grid)), hi=0.0)     # u <= grid value
-        ds: list[tuple[float, Expr]] = []
-        for i in range(n):
-            for j in range(i + 1, n):
-                d = m.add_var(0.0, np.inf)
-                diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
-                m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
-                m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
-                ds.append((1.0, {d: 1.0}))
+        ds = m.pairwise_gaps()
         # D <= (n - 1) (S - sum_k 2^-k w_k)
         m.add_row(add_exprs(*ds, (-(n - 1.0), S), *(((n - 1.0) * c, e) for c, e in prods)), hi=0.0)
 
     def _pair_abs(self) -> list[tuple[float, Expr]]:
         """``d_ij >= |CNSS_i - CNSS_j|`` for every pair (shared by every egalitarian agent)."""
         if getattr(self, "_abs_pairs", None) is None:
-            m, n = self.m, self.problem.n
-            ds: list[tuple[float, Expr]] = []
-            for i in range(n):
-                for j in range(i + 1, n):
-                    d = m.add_var(0.0, np.inf)
-                    diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
-                    m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
-                    m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
-                    ds.append((1.0, {d: 1.0}))
-            self._abs_pairs = ds
+            self._abs_pairs = self.m.pairwise_gaps()
         return self._abs_pairs
 
     def _gini_exact(self, u: int, S: Expr) -> None:
@@ -371,7 +355,6 @@ def solve_feasible(rule: str, problem: AllocationProblem, objectives: Sequence[s
     fm = FeasibleModel(problem, objectives, names, time_limit, seeds)
     m = fm.m
     n_agents = len(fm.u)
-    uexpr = [{u: 1.0} for u in fm.u]
     info: dict[str, Any] = {}
     if rule == "utilitarian":
         return m.lexicographic([(fm.total(weights), "max")]), info

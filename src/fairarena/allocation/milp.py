@@ -118,6 +118,20 @@ class AllocationMILP:
         """``sum_i coef[i] * CNSS_i`` as an expression."""
         return add_exprs(*((float(c), e) for c, e in zip(coef, self.cnss)))
 
+    def pairwise_gaps(self) -> list[tuple[float, Expr]]:
+        """New auxiliaries ``d_ij >= |CNSS_i - CNSS_j|`` for every pair ``i < j`` (two rows each), as the
+        terms ``(1, d_ij)`` of their sum: ``n(n-1)/2`` variables, so only for bounds that need them."""
+        n, c = self.problem.n, self.cnss
+        gaps: list[tuple[float, Expr]] = []
+        for i in range(n):
+            for j in range(i + 1, n):
+                d = self.add_var(0.0, np.inf)
+                diff = add_exprs((1.0, c[i]), (-1.0, c[j]))
+                self.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
+                self.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
+                gaps.append((1.0, {d: 1.0}))
+        return gaps
+
     def sum_smallest(self, k: int) -> Expr:
         """Expression equal (at the optimum of a maximisation) to the sum of the ``k`` smallest CNSS.
 
@@ -310,12 +324,5 @@ def add_gini_bound(m: AllocationMILP, bound: float) -> None:
         for i in range(n - 1):
             m.add_row(add_exprs((1.0, c[i]), (-1.0, c[i + 1])), lo=0.0, hi=0.0)
         return
-    total: list[tuple[float, Expr]] = []
-    for i in range(n):
-        for j in range(i + 1, n):
-            d = m.add_var(0.0, np.inf)
-            diff = add_exprs((1.0, c[i]), (-1.0, c[j]))
-            m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
-            m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
-            total.append((1.0, {d: 1.0}))
+    total = m.pairwise_gaps()
     m.add_row(add_exprs(*total, *((-bound * n, e) for e in c)), hi=0.0)

@@ -367,15 +367,7 @@ class Negotiator:
         if fw == "egalitarian":
             mean = (m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max")
             if self.egalitarian == "pairwise":
-                gaps: list[tuple[float, dict[int, float]]] = []
-                for i in range(p.n):
-                    for j in range(i + 1, p.n):
-                        d = m.add_var(0.0, np.inf)
-                        diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
-                        m.add_row(add_exprs((1.0, {d: 1.0}), (-1.0, diff)), lo=0.0)
-                        m.add_row(add_exprs((1.0, {d: 1.0}), (1.0, diff)), lo=0.0)
-                        gaps.append((1.0, {d: 1.0}))
-                return [(add_exprs(*gaps), "min"), mean, esg]
+                return [(add_exprs(*m.pairwise_gaps()), "min"), mean, esg]
             top, bottom = m.add_var(-np.inf, np.inf), m.add_var(-np.inf, np.inf)
             for c in m.cnss:
                 m.add_row(add_exprs((1.0, {top: 1.0}), (-1.0, c)), lo=0.0)
