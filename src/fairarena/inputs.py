@@ -103,6 +103,24 @@ def load_json(path: str | os.PathLike[str], field: str, *, max_bytes: int = MAX_
     return parse_json(read_text(path, field, max_bytes=max_bytes), field, str(path), max_depth=max_depth)
 
 
+def load_toml(path: str | os.PathLike[str], field: str, *, missing: str, invalid: str) -> tuple[dict[str, Any], str]:
+    """One TOML file: its table and its text. A missing file is ``InputError(field, path, missing)``;
+    undecodable or malformed text ``InputError(field, path, f"{invalid} (reason)")``."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(field, str(p), missing)
+    try:
+        text = p.read_text(encoding="utf-8")
+        return tomllib.loads(text), text
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(field, str(p), f"{invalid} ({exc})") from None
+
+
 def looks_like_json(text: str) -> bool:
     return text.lstrip()[:1] in ("{", "[")
 

@@ -213,18 +213,9 @@ def preset(name: str, **overrides: Any) -> GridConfig:
 
 def load_config(path: str | Path) -> GridConfig:
     """A grid from a TOML file (top-level fields of :class:`GridConfig`; optional ``base`` preset)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from fairarena.inputs import load_toml
 
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("config", str(path), "no such config file")
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError("config", str(path), f"not valid TOML ({exc})") from None
+    data, _ = load_toml(path, "config", missing="no such config file", invalid="not valid TOML")
     data = data.get("grid", data) if isinstance(data.get("grid"), dict) else data
     base = data.pop("base", None)
     if base is not None:

@@ -23,7 +23,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -289,19 +289,9 @@ def from_dict(data: dict[str, Any], where: str = "study.") -> StudyConfig:
 def load_study(path: str | Path) -> tuple[StudyConfig, str]:
     """The design of a study TOML file (top-level fields, or a ``[study]`` table; ``base = "paper"`` starts
     from a preset and overrides only the fields given), and the file's text."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    from fairarena.inputs import load_toml
 
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("study", str(path), "an existing study TOML file")
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError("study", str(path), f"a valid UTF-8 TOML file ({exc})") from None
+    data, text = load_toml(path, "study", missing="an existing study TOML file", invalid="a valid UTF-8 TOML file")
     if isinstance(data.get("study"), dict):
         data = data["study"]
     base = data.pop("base", None)
