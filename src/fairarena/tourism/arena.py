@@ -20,12 +20,13 @@ from fairarena.allocation.problem import AllocationProblem, allocation_from_mapp
 from fairarena.arena.domain import DOMAINS
 from fairarena.arena.profiles import Profile
 from fairarena.arena.prompts import cell, number
-from fairarena.tourism.decisions import candidates, evaluate_decision, flows_problem
+from fairarena.tourism.decisions import Candidates, candidates, evaluate_decision, flows_problem
 from fairarena.tourism.destination import Destination, parse_destination
 from fairarena.tourism.metrics import flow_feasibility
 from fairarena.tourism.stakeholders import Stakeholder
 
-__all__ = ["TourismDomain", "TOURISM", "StakeholderProfile", "agent_name", "llm_debate", "flows_from_allocation"]
+__all__ = ["TourismDomain", "TOURISM", "StakeholderProfile", "agent_name", "llm_debate", "llm_negotiate", "final_flows",
+           "flows_from_allocation"]
 
 
 @dataclass(frozen=True)
@@ -121,11 +122,12 @@ def flows_from_allocation(d: Destination, x: np.ndarray) -> np.ndarray:
     return np.asarray(x, dtype=float).reshape(len(a.groups), len(a.pois), len(d.slots))
 
 
-def llm_debate(d: Destination, stakeholders: list[Stakeholder], model: str | dict[str, Any], *, rounds: int = 1,
-               closing: str = "mean-repair", seed: int = 0, transcript: str | Path | None = None,
-               models: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Stakeholder agents negotiate the flows through :func:`fairarena.arena.run_debate`; every final and the
-    joint decision are evaluated for every stakeholder. ``model`` is one model spec for all, or a dict
+def llm_negotiate(d: Destination, stakeholders: list[Stakeholder], model: str | dict[str, Any], *, rounds: int = 1,
+                  closing: str = "mean-repair", seed: int = 0, transcript: str | Path | None = None,
+                  models: dict[str, Any] | None = None) -> Any:
+    """Stakeholder agents negotiate the flows through :func:`fairarena.arena.run_debate`; returns the arena's
+    :class:`~fairarena.arena.result.DebateResult`. ``model`` is one model spec for all agents (built once and
+    kept in ``models``, spec -> ChatModel, so callers can share built models between debates), or a dict
     agent name -> a ChatModel (tests)."""
     from fairarena.arena import DebateConfig, run_debate
     from fairarena.arena.protocol import Agent
@@ -139,18 +141,31 @@ def llm_debate(d: Destination, stakeholders: list[Stakeholder], model: str | dic
             from fairarena.llm.spec import build_model
 
             models = {} if models is None else models
-            chat = models.setdefault(model, build_model(model))
-            spec = model
+            if model not in models:        # build once: a local model loads its weights when built
+                models[model] = build_model(model)
+            chat, spec = models[model], model
         agents.append(Agent(nm, profile_of(s), chat, spec))
-    res = run_debate(d, agents, config=DebateConfig(rounds=rounds, closing=closing, seed=seed), transcript=transcript,
-                     domain=TOURISM)
+    return run_debate(d, agents, config=DebateConfig(rounds=rounds, closing=closing, seed=seed), transcript=transcript,
+                      domain=TOURISM)
+
+
+def final_flows(d: Destination, res: Any) -> dict[str, np.ndarray]:
+    """Flows ``(G, P, S)`` of every final (and the joint) of a debate result that has an allocation."""
     problem = flows_problem(d)
-    cands = candidates(d, stakeholders, "flows")
+    return {key: flows_from_allocation(d, allocation_from_mapping(problem, fin["allocation"]))
+            for key, fin in res.final.items() if fin.get("allocation")}
+
+
+def llm_debate(d: Destination, stakeholders: list[Stakeholder], model: str | dict[str, Any], *, rounds: int = 1,
+               closing: str = "mean-repair", seed: int = 0, transcript: str | Path | None = None,
+               models: dict[str, Any] | None = None, cands: Candidates | None = None) -> dict[str, Any]:
+    """:func:`llm_negotiate`, then every final and the joint decision evaluated for every stakeholder
+    (utilities normalised over ``cands``, default the flow candidates of the stakeholders)."""
+    res = llm_negotiate(d, stakeholders, model, rounds=rounds, closing=closing, seed=seed, transcript=transcript,
+                        models=models)
+    cands = cands or candidates(d, stakeholders, "flows")
     evals: dict[str, Any] = {}
-    for key, fin in res.final.items():
-        if not fin.get("allocation"):
-            continue
-        F = flows_from_allocation(d, allocation_from_mapping(problem, fin["allocation"]))
+    for key, F in final_flows(d, res).items():
         ev = evaluate_decision(d, stakeholders, "flows", F, cands)
         evals[key] = {"violations": flow_feasibility(d, F), "stakeholders": ev["stakeholders"],
                       "metrics": {m: v for m, v in ev["metrics"].items() if isinstance(v, float)}}

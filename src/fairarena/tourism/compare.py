@@ -5,33 +5,63 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fairarena.tourism.decisions import candidates, debate, decide, evaluate_decision, rule_names
+from fairarena.tourism.decisions import (Candidates, candidates, debate, decide, evaluate_decision,
+                                         rule_names)
 from fairarena.tourism.destination import Destination
+from fairarena.tourism.metrics import flow_feasibility, satisfaction
 from fairarena.tourism.stakeholders import Stakeholder
 
-__all__ = ["compare", "plot_compare"]
+__all__ = ["compare", "plot_compare", "decision_row", "rule_rows_of", "debate_note"]
+
+
+def decision_row(d: Destination, stakeholders: list[Stakeholder], decision: str, name: str, kind: str,
+                 chosen: str | None, x: Any, cands: Candidates, attention: str = "position", note: str = ""
+                 ) -> dict[str, Any]:
+    """One decision scored for every stakeholder (the row of ``tourism compare`` and of a tourism study):
+    ``{"rule", "kind" ("rule" | "debate"), "chosen" (candidate name or None), "metrics" (every scalar metric,
+    plus ``satisfaction`` over all tourist groups), "utilities" (stakeholder -> utility normalised with the
+    payoff table over the candidates and this decision, :func:`~fairarena.tourism.decisions.evaluate_decision`),
+    "worst_off" (stakeholder), "min_utility", "gini_utilities", "feasible" (lists: always; flows: no
+    :func:`~fairarena.tourism.metrics.flow_feasibility` violation), "note"}``."""
+    ev = evaluate_decision(d, stakeholders, decision, x, cands, attention)
+    m = ev["metrics"]
+    metrics = {"satisfaction": satisfaction(d, m, None, decision)}
+    metrics.update({k: v for k, v in m.items() if isinstance(v, float)})
+    utilities = {r["stakeholder"]: r["utility"] for r in ev["stakeholders"]}
+    return {"rule": name, "kind": kind, "chosen": chosen, "metrics": metrics, "utilities": utilities,
+            "worst_off": ev["evaluation"]["worst_off"]["name"], "min_utility": min(utilities.values()),
+            "gini_utilities": ev["evaluation"]["gini_utilities"],
+            "feasible": decision == "lists" or not flow_feasibility(d, x), "note": note}
+
+
+def rule_rows_of(d: Destination, stakeholders: list[Stakeholder], decision: str, cands: Candidates,
+                 rules: list[str], *, k: int = 5, seed: int = 0, attention: str = "position") -> list[dict[str, Any]]:
+    """One :func:`decision_row` per rule of ``rules``, in that order (each rule applied to ``cands``)."""
+    rows = []
+    for r in rules:
+        res = decide(d, stakeholders, decision, r, cands, k, seed)
+        rows.append(decision_row(d, stakeholders, decision, r, "rule", res["chosen"], res["decision"], cands,
+                                 attention, str(res["note"] or "")))
+    return rows
+
+
+def debate_note(deb: dict[str, Any]) -> str:
+    """How a scripted debate ended, in words."""
+    last = len(deb["rounds"]) - 1
+    if deb["agreed"]:
+        return f"agreed in round {last}"
+    return f"no agreement after {last} rounds; {deb['closing']} closed over the final proposals"
 
 
 def compare(d: Destination, stakeholders: list[Stakeholder], decision: str, *, k: int = 5, rounds: int = 3,
             seed: int = 0, attention: str = "position", closing: str = "nash") -> dict[str, Any]:
-    """One row per rule (and one for the debate closed by ``closing``): chosen candidate, each stakeholder's
-    utility, every scalar metric and the worst-off stakeholder."""
+    """One row per rule (and one for the debate closed by ``closing``), each a :func:`decision_row`."""
     cands = candidates(d, stakeholders, decision, k, attention=attention)
-    rows = []
-
-    def row(name: str, chosen: Any, x: Any) -> None:
-        ev = evaluate_decision(d, stakeholders, decision, x, cands, attention)
-        rows.append({"rule": name, "chosen": chosen,
-                     "utilities": {r["stakeholder"]: r["utility"] for r in ev["stakeholders"]},
-                     "metrics": {m: v for m, v in ev["metrics"].items() if isinstance(v, float)},
-                     "worst_off": ev["evaluation"]["worst_off"], "gini_utilities": ev["evaluation"]["gini_utilities"]})
-
-    for r in rule_names(decision):
-        res = decide(d, stakeholders, decision, r, cands, k, seed)
-        row(r, res["chosen"], res["decision"])
+    rows = rule_rows_of(d, stakeholders, decision, cands, rule_names(decision), k=k, seed=seed, attention=attention)
     if rounds > 0:
         deb = debate(stakeholders, cands, closing, rounds, seed)
-        row(f"debate({rounds} rounds, {closing})", deb["chosen"], cands.decisions[deb["index"]])
+        rows.append(decision_row(d, stakeholders, decision, f"debate({rounds} rounds, {closing})", "debate",
+                                 deb["chosen"], cands.decisions[deb["index"]], cands, attention, debate_note(deb)))
     return {"decision_kind": decision, "stakeholders": [s.name for s in stakeholders], "candidates": cands.names,
             "rows": rows, "seed": seed, "attention": attention}
 

@@ -25,7 +25,7 @@ from fairarena.registry import Registry
 
 __all__ = ["CATEGORIES", "NEIGHBOURHOODS", "PROVIDERS", "TRANSPORT", "PERSONAS", "SLOTS", "POI", "Group",
            "Destination", "Persona", "generate", "from_csv", "load_destination", "parse_destination",
-           "CSV_COLUMNS"]
+           "CSV_COLUMNS", "POIS_RANGE", "check_pois"]
 
 CATEGORIES = ("museum", "landmark", "park", "beach", "restaurant", "market", "shop", "nightlife")
 NEIGHBOURHOODS = ("centre", "residential", "periphery")
@@ -229,6 +229,18 @@ _PROVIDER_P = {"restaurant": (0.65, 0.35, 0.0), "shop": (0.6, 0.4, 0.0), "market
                "park": (0.0, 0.0, 1.0), "beach": (0.1, 0.1, 0.8)}
 
 
+#: the number of POIs a synthetic destination may have (``tourism destination --pois``)
+POIS_RANGE = (2, 5000)
+
+
+def check_pois(n_pois: Any, field: str = "pois") -> int:
+    """``n_pois`` if it is an integer in :data:`POIS_RANGE`, else InputError naming ``field``."""
+    lo, hi = POIS_RANGE
+    if not isinstance(n_pois, int) or isinstance(n_pois, bool) or not lo <= n_pois <= hi:
+        raise InputError(field, n_pois, f"an integer in {lo}..{hi}")
+    return n_pois
+
+
 def generate(seed: int = 0, n_pois: int = 40, groups: dict[str, int] | None = None, *,
              slots: tuple[str, ...] = SLOTS, zipf: float = 1.1, comfort: float = 0.8) -> Destination:
     """A seeded synthetic destination (docs/tourism.md, "The synthetic destination").
@@ -244,8 +256,7 @@ def generate(seed: int = 0, n_pois: int = 40, groups: dict[str, int] | None = No
     * groups: one per persona (``groups`` maps persona -> size, default sizes of :data:`PERSONAS`),
       rescaled down if they would exceed the free capacity.
     """
-    if not isinstance(n_pois, int) or isinstance(n_pois, bool) or not 2 <= n_pois <= 5000:
-        raise InputError("pois", n_pois, "an integer in 2..5000")
+    check_pois(n_pois)
     rng = np.random.default_rng(seed)
     P = n_pois
     cats = rng.choice(len(CATEGORIES), size=P, p=_CAT_P / _CAT_P.sum())

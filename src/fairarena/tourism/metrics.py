@@ -23,7 +23,7 @@ from fairarena.errors import InputError
 from fairarena.registry import Registry
 from fairarena.tourism.destination import Arrays, Destination
 
-__all__ = ["ATTENTION", "attention", "ndcg", "gini", "list_metrics", "flow_metrics", "METRIC_KEYS",
+__all__ = ["ATTENTION", "attention", "ndcg", "gini", "list_metrics", "flow_metrics", "METRICS", "METRIC_KEYS",
            "lists_load", "flow_feasibility"]
 
 
@@ -175,21 +175,29 @@ def flow_metrics(d: Destination, F: np.ndarray) -> dict[str, Any]:
     return out
 
 
-#: the scalar metric keys (both decisions) and their direction for the stakeholders (+1 more is better)
-METRIC_KEYS: dict[str, str] = {
-    "satisfaction": "tourists: size-weighted mean nDCG@k (lists) or flow utility (flows) of the persona's groups",
-    "crowding_residential": "residents: total load / total capacity over residential POIs and slots",
-    "crowding_residential_max": "residents: the largest load / capacity of a residential POI in a slot",
-    "small_exposure_share": "local businesses: share of exposure (visits for flows) going to local small businesses",
-    "exposure_gini": "local businesses: Gini of exposure over the whole catalogue (POIs never shown count as 0)",
-    "emissions_per_visit": "environment: kg CO2e per tourist visit (return trip from the hub)",
-    "emissions_norm": "environment: emissions per visit / the largest per-visit cost in the destination",
-    "visits_above_capacity": "environment: visitors above comfort x capacity, summed over POIs and slots",
-    "tourist_visits_above_capacity": "environment: the part of visits_above_capacity the tourists add",
-    "over_capacity_share": "environment: tourist_visits_above_capacity / tourist visits",
-    "popularity_mean": "popularity bias: mean popularity of recommended POIs (visit-weighted for flows)",
-    "long_tail_share": "popularity bias: share of recommendations (visits) going to long-tail POIs",
-}
+#: every tourism metric with its description and direction (``max``: higher is better, ``min``: lower is better)
+METRICS: Registry[str] = Registry("metric")
+for _name, _dir, _desc in (
+    ("satisfaction", "max", "tourists: size-weighted mean nDCG@k (lists) or flow utility (flows) of the persona's "
+     "groups (all groups for the decision as a whole)"),
+    ("crowding_residential", "min", "residents: total load / total capacity over residential POIs and slots"),
+    ("crowding_residential_max", "min", "residents: the largest load / capacity of a residential POI in a slot"),
+    ("small_exposure_share", "max", "local businesses: share of exposure (visits for flows) going to local small "
+     "businesses"),
+    ("exposure_gini", "min", "local businesses: Gini of exposure over the whole catalogue (POIs never shown count as 0)"),
+    ("emissions_per_visit", "min", "environment: kg CO2e per tourist visit (return trip from the hub)"),
+    ("emissions_norm", "min", "environment: emissions per visit / the largest per-visit cost in the destination"),
+    ("visits_above_capacity", "min", "environment: visitors above comfort x capacity, summed over POIs and slots"),
+    ("tourist_visits_above_capacity", "min", "environment: the part of visits_above_capacity the tourists add"),
+    ("over_capacity_share", "min", "environment: tourist_visits_above_capacity / tourist visits"),
+    ("popularity_mean", "min", "popularity bias: mean popularity of recommended POIs (visit-weighted for flows); "
+     "lower = less popularity bias"),
+    ("long_tail_share", "max", "popularity bias: share of recommendations (visits) going to long-tail POIs"),
+):
+    METRICS.add(_name, _name, title=_name, description=_desc, direction=_dir)
+
+#: the scalar metric keys (both decisions) -> description (derived from :data:`METRICS`)
+METRIC_KEYS: dict[str, str] = {n: METRICS.entry(n).description for n in METRICS}
 
 
 def satisfaction(d: Destination, m: dict[str, Any], persona: str | None, decision: str) -> float:
