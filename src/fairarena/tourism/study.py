@@ -55,7 +55,7 @@ from fairarena.tourism.metrics import ATTENTION, METRICS
 from fairarena.tourism.stakeholders import parse_stakeholders
 
 __all__ = ["check_design", "instance_digest", "metric_directions", "council_task", "rule_rows", "destination_of",
-           "scripted_closings", "SCRIPTED", "MAX_ROUNDS"]
+           "scripted_closings", "clear_caches", "SCRIPTED", "MAX_ROUNDS"]
 
 #: the ``model`` value of scripted agents (no language model)
 SCRIPTED = "scripted"
@@ -153,6 +153,13 @@ def _candidates(destination_seed: int, pois: int, stakeholders: tuple[str, ...],
     d = destination_of(destination_seed, pois)
     return candidates(d, parse_stakeholders(list(stakeholders), "study.stakeholders"), decision, k,
                       attention=attention)
+
+
+def clear_caches() -> None:
+    """Forget the destinations, digests and candidates cached in this process."""
+    destination_of.cache_clear()
+    instance_digest.cache_clear()
+    _candidates.cache_clear()
 
 
 def _setup(destination_seed: int, pois: int, stakeholders: list[str], decision: str, k: int, attention: str
