@@ -195,3 +195,10 @@ def test_language_model_council_ok_and_failing(tmp_path):
     assert bad["status"] == "failed" and "no LLM server answers" in bad["error"]
     assert [r["rule"] for r in bad["rows"]] == ["nash", "utilitarian"]
     assert bad["rows"] == ok["rows"][:-1]
+
+
+def test_module_docstring_example_runs(capsys):
+    code = S.__doc__.split("Example (runnable; a few seconds)::")[1]
+    exec("\n".join(line[4:] for line in code.strip("\n").splitlines()), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert [p.split()[0] for p in printed] == ["schulze", "nash", "leximin", "debate"]
