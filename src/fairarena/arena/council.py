@@ -30,32 +30,48 @@ class CouncilDebate:
     joint_in_table: bool   # False when the debate ended without a feasible joint decision (then no row)
 
 
-def council_agents(cohort: Any, model: str = "scripted", **build: Any) -> list[Any]:
-    """One participant per registered framework, named after it, aligned to it."""
+def council_agents(cohort: Any, model: str = "scripted", frameworks: Sequence[str] | None = None,
+                   **build: Any) -> list[Any]:
+    """One participant per framework (default every registered one), named after it, aligned to it."""
     from fairarena.allocation.frameworks import FRAMEWORKS
     from fairarena.arena.agents import build_agent
 
-    return [build_agent(f, f"aligned:{f}", model, cohort, **build) for f in FRAMEWORKS]
+    return [build_agent(f, f"aligned:{f}", model, cohort, **build)
+            for f in (FRAMEWORKS if frameworks is None else frameworks)]
 
 
 def council_debate(seed: int = 0, capacity: str = "standard", *, closing: str = "joint-draft", rounds: int = 3,
                    model: str = "scripted", rules: Sequence[str] | None = None, rule_seed: int = 0,
-                   label: str = "debate", transcript: str | Path | None = None, **config: Any) -> CouncilDebate:
-    """Run the six-agent debate on cohort ``seed`` (``capacity`` variant) and put its joint decision into
+                   label: str = "debate", transcript: str | Path | None = None,
+                   frameworks: Sequence[str] | None = None, cohort: Any = None, debate_seed: int | None = None,
+                   build: dict[str, Any] | None = None, header: dict[str, Any] | None = None,
+                   **config: Any) -> CouncilDebate:
+    """Run the council's debate on cohort ``seed`` (``capacity`` variant) and put its joint decision into
     the council of every aggregation rule in ``rules`` (default all) on the same cohort, as row ``label``.
-    ``config`` goes to :class:`fairarena.arena.DebateConfig` (e.g. ``share``, ``revisions``)."""
+    ``config`` goes to :class:`fairarena.arena.DebateConfig` (e.g. ``share``, ``revisions``).
+
+    ``frameworks``: the members (default all six); ``cohort``: the cohort itself (default sampled from
+    ``seed``); ``debate_seed``: the debate's seed (default ``seed``); ``build``: options for every
+    participant's :func:`fairarena.arena.agents.build_agent` (``models``, ``cache``, ``rag``, ...);
+    ``header``: extra transcript header fields. A debate that ends without a feasible joint decision
+    leaves the table without the row (``joint_in_table`` False)."""
     from fairarena.aggregation.council import council
     from fairarena.allocation.problem import allocation_from_mapping
     from fairarena.arena.protocol import DebateConfig
     from fairarena.arena.result import run_debate
-    from fairarena.triage import sample_cohort
 
-    cfg = DebateConfig(rounds=rounds, closing=closing, seed=seed, **config)   # validated before any work
-    cohort = sample_cohort(seed, capacity)
+    cfg = DebateConfig(rounds=rounds, closing=closing, seed=seed if debate_seed is None else debate_seed,
+                       **config)   # validated before any work
+    if cohort is None:
+        from fairarena.triage import sample_cohort
+
+        cohort = sample_cohort(seed, capacity)
     problem = cohort.to_problem()
-    res = run_debate(cohort, council_agents(cohort, model), cfg, transcript=transcript)
+    res = run_debate(cohort, council_agents(cohort, model, frameworks, **(build or {})), cfg, transcript=transcript,
+                     header=header)
     joint = res.final.get("joint") or {}
     ok = res.status == "ok" and bool(res.feasible.get("joint")) and joint.get("allocation") is not None
     extra = {label: allocation_from_mapping(problem, joint["allocation"], "joint")} if ok else None
-    table = council(seed, capacity, rules=rules, joint=extra, rule_seed=rule_seed, problem=problem)
+    table = council(seed, capacity, rules=rules, joint=extra, rule_seed=rule_seed, problem=problem,
+                    frameworks=frameworks)
     return CouncilDebate(res, table, ok)

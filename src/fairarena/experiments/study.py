@@ -25,11 +25,18 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from fairarena.errors import InputError
 
 KEY_CHARS = 24  # hex characters of sha256 kept in a task key (96 bits)
+
+STUDY_KINDS = {"duel": "Agent A (each profile) against each opponent, the triage-debate paper's design",
+               "council": "every member in one debate per instance; the same instance decided by every mechanism"}
+STUDY_DOMAINS = {"triage": "sampled triage cohorts (capacity variants)",
+                 "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only"}
+LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k")
+"""Fields added after the first studies: left out of the digest at their defaults (earlier digests hold)."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -104,6 +111,9 @@ class StudyConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field("custom", min_length=1, description="a label for reports")
+    kind: str = Field("duel", description="duel (Agent A against each opponent, the paper's design) | council "
+                                          "(every member in one debate, compared with every mechanism)")
+    domain: str = Field("triage", description="triage (sampled cohorts) | tourism (seeded destinations; council only)")
     cohorts: int = Field(50, ge=1, description="number of sampled cohorts")
     first_cohort_seed: int = Field(0, ge=0, description="cohort k (k = 0..cohorts-1) is sampled with seed first_cohort_seed + k")
     capacity: list[str] = Field(["standard"], min_length=1, description="capacity variants (tight, standard, high)")
@@ -129,8 +139,28 @@ class StudyConfig(BaseModel):
     concurrency: dict[str, int] = Field(default_factory=dict,
                                         description="per model server (base URL, or model spec) concurrent calls")
     default_concurrency: int = Field(4, ge=1, description="concurrent calls to a server not listed in concurrency")
+    stakeholders: list[str] = Field(default_factory=list,
+                                    description="tourism: the stakeholder agents (tourists:<persona>, residents, "
+                                                "local-business, destination, or a stakeholder file)")
+    decision: str = Field("flows", description="tourism: the decision negotiated, flows | lists")
+    pois: int = Field(40, ge=1, description="tourism: points of interest per generated destination")
+    k: int = Field(5, ge=1, description="tourism: list length (decision lists)")
 
     # -- field checks (each names the entry) ------------------------------------------------------
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        if v not in STUDY_KINDS:
+            raise ValueError(f"expected one of {', '.join(STUDY_KINDS)}")
+        return v
+
+    @field_validator("domain")
+    @classmethod
+    def _domain(cls, v: str) -> str:
+        if v not in STUDY_DOMAINS:
+            raise ValueError(f"expected one of {', '.join(STUDY_DOMAINS)}")
+        return v
+
     @field_validator("capacity")
     @classmethod
     def _capacity(cls, v: list[str]) -> list[str]:
@@ -138,12 +168,16 @@ class StudyConfig(BaseModel):
 
     @field_validator("closing")
     @classmethod
-    def _closing(cls, v: list[str]) -> list[str]:
+    def _closing(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("domain") == "tourism":   # the tourism debate's rules: checked with the whole design
+            return list(dict.fromkeys(v))
         return _members(v, closing_names(), "closing rule")
 
     @field_validator("mechanisms")
     @classmethod
-    def _mechanisms(cls, v: list[str]) -> list[str]:
+    def _mechanisms(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        if info.data.get("domain") == "tourism":   # lists add the ranking rules: checked with the whole design
+            return list(dict.fromkeys(v))
         return _members(v, mechanism_names(), "mechanism (aggregation rule)")
 
     @field_validator("agent_a", "opponents")
@@ -202,7 +236,51 @@ class StudyConfig(BaseModel):
         return dict(v)
 
 
+    @model_validator(mode="after")
+    def _design(self) -> "StudyConfig":
+        if self.domain == "tourism":
+            if self.kind != "council":
+                raise InputError("study.kind", self.kind, "council with domain 'tourism' (a tourism study puts every "
+                                 "stakeholder in one debate)")
+            from fairarena.tourism.study import check_design
+
+            for closing in self.closing:
+                check_design(stakeholders=self.stakeholders, decision=self.decision, rules=self.mechanisms,
+                             closing=closing, k=self.k, pois=self.pois, model=self.model_a)
+        elif self.stakeholders:
+            raise InputError("study.stakeholders", self.stakeholders, "empty with domain 'triage' (a triage "
+                             "council's members are agent_a)")
+        if self.kind == "council" and self.domain == "triage":
+            fws = framework_names()
+            for j, m in enumerate(self.agent_a):
+                if not m.startswith("aligned:") or m.partition(":")[2] not in fws:
+                    raise InputError(f"study.agent_a[{j}]", m, "aligned:<framework> in a council (a member votes "
+                                     "with its framework's objective and proposes its exact optimum)")
+            if len(self.agent_a) < 2:
+                raise InputError("study.agent_a", self.agent_a, "at least two members in a council")
+        return self
+
     # -- derived ----------------------------------------------------------------------------------
+    @property
+    def model_specs(self) -> list[str]:
+        """The model specs the study's debates use (a council's members all use ``model_a``)."""
+        return sorted({self.model_a} if self.kind == "council" else {self.model_a, self.model_b})
+
+    @property
+    def members(self) -> list[str]:
+        """A council's members: ``stakeholders`` (tourism) or ``agent_a`` (triage)."""
+        return list(self.stakeholders) if self.domain == "tourism" else list(self.agent_a)
+
+    def council_rules(self) -> list[str]:
+        """The rules a council is compared with: ``mechanisms``, or every rule of the domain when empty."""
+        if self.mechanisms:
+            return list(self.mechanisms)
+        if self.domain == "tourism":
+            from fairarena.tourism.decisions import rule_names
+
+            return list(rule_names(self.decision))
+        return mechanism_names()
+
     @property
     def cohort_seeds(self) -> list[int]:
         return [self.first_cohort_seed + k for k in range(self.cohorts)]
@@ -217,6 +295,9 @@ class StudyConfig(BaseModel):
         data = self.canonical()
         if not data["mechanisms"]:      # a design without mechanisms keeps the digest it had before the field
             del data["mechanisms"]
+        for f in LATER_FIELDS:          # likewise the fields added with council and tourism studies, at their defaults
+            if data[f] == StudyConfig.model_fields[f].get_default(call_default_factory=True):
+                del data[f]
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -254,14 +335,36 @@ def _paper() -> dict[str, Any]:
                 rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0])
 
 
+def _council() -> dict[str, Any]:
+    # Issue 14's council: six agents, one aligned to each framework, deliberate on each of the paper's 50
+    # cohorts (3 rounds, joint draft); the same cohorts aggregated by every registered rule.
+    return dict(name="council", kind="council", cohorts=50, first_cohort_seed=0, capacity=["standard"],
+                agent_a=[f"aligned:{f}" for f in framework_names()], rounds=3, closing=["joint-draft"],
+                model_a="scripted", model_b="scripted", seeds=[0], mechanisms=[])
+
+
+def _tourism() -> dict[str, Any]:
+    # Issue 15's tourism study: the four built-in stakeholder kinds (tourists as the family persona) on 50
+    # seeded 40-POI destinations, negotiating visitor flows; the debate closed by Nash, every rule beside it.
+    return dict(name="tourism", kind="council", domain="tourism", cohorts=50, first_cohort_seed=0,
+                stakeholders=["tourists:family", "residents", "local-business", "destination"], decision="flows",
+                pois=40, rounds=3, closing=["nash"], model_a="scripted", model_b="scripted", seeds=[0], mechanisms=[])
+
+
 def presets() -> dict[str, dict[str, Any]]:
     paper = _paper()
+    council = _council()
+    tourism = _tourism()
     return {
         "paper": paper,
         # the demo's study: the paper's design on 5 cohorts
         "small": dict(paper, name="small", cohorts=5),
         # a few debates for tests
         "tiny": dict(paper, name="tiny", cohorts=2, agent_a=paper["agent_a"][:2], rounds=1),
+        "council": council,
+        "council-small": dict(council, name="council-small", cohorts=3),
+        "tourism": tourism,
+        "tourism-small": dict(tourism, name="tourism-small", cohorts=3, pois=20),
     }
 
 
@@ -277,6 +380,9 @@ def from_dict(data: dict[str, Any], where: str = "study.") -> StudyConfig:
         return StudyConfig(**data)
     except ValidationError as exc:
         err = exc.errors()[0]
+        inner = (err.get("ctx") or {}).get("error")
+        if isinstance(inner, InputError):   # a whole-design check (model validator) names its field itself
+            raise InputError(inner.field, inner.value, inner.expected) from None
         loc = ".".join(str(x) for x in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
         field = f"{where}{loc}" if loc else (where.rstrip(".") or "study")
@@ -396,9 +502,87 @@ def task_key(cohort_digest: str, agent_a: str, agent_b: str, model_a: str, model
     return hashlib.sha256(blob.encode()).hexdigest()[:KEY_CHARS]
 
 
-def expand(cfg: StudyConfig) -> list[DebateTask]:
-    """Every debate of the study, in (cohort, capacity, seed, A, opponent, closing) order; the control
-    debates (when asked) follow each cohort's block."""
+@dataclass(frozen=True)
+class CouncilTask:
+    """One debate of a council study: every member in one debate on one instance (a triage cohort of one
+    capacity variant, or a tourism destination; ``capacity`` is the tourism decision then), closed by
+    ``closing``; the record also holds every mechanism's decision on the same instance."""
+
+    index: int
+    key: str
+    cohort: int            # instance number k (0-based)
+    cohort_seed: int       # the cohort's or destination's seed
+    capacity: str          # triage: the capacity variant; tourism: the decision (flows, lists)
+    domain: str
+    members: tuple[str, ...]
+    model: str
+    rounds: int
+    closing: str
+    seed: int
+    temperature: float
+    max_repairs: int
+    max_tokens: int
+    rag: str
+    pois: int | None = None   # tourism only
+    k: int | None = None      # tourism only
+    kind: str = "council"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["members"] = list(self.members)
+        return d
+
+    def debate_config(self) -> Any:
+        from fairarena.arena import DebateConfig
+
+        return DebateConfig(rounds=self.rounds, max_repairs=self.max_repairs, closing=self.closing, seed=self.seed,
+                            temperature=self.temperature, max_tokens=self.max_tokens)
+
+
+def instance_digest(domain: str, seed: int, variant: str, pois: int | None = None) -> str:
+    """Hash of a study instance's full data: a triage cohort (seed, capacity variant) or a tourism
+    destination (seed, number of POIs)."""
+    if domain == "tourism":
+        from fairarena.tourism.study import instance_digest as destination_digest
+
+        return destination_digest(seed, int(pois or 0))
+    return _cohort_digest(seed, variant)
+
+
+def expand_council(cfg: StudyConfig) -> list[CouncilTask]:
+    """Every debate of a council study, in (instance, capacity, seed, closing) order. The key hashes the
+    instance's data, the members, the model, the debate's configuration, the retrieval mode and the arena's
+    prompt version (tourism: also the decision and k); the mechanisms are post-processing, not in the key."""
+    pv = prompt_version()
+    out: list[CouncilTask] = []
+    tourism = cfg.domain == "tourism"
+    variants = [cfg.decision] if tourism else cfg.capacity
+    members = tuple(cfg.members)
+    for k, cs in enumerate(cfg.cohort_seeds):
+        for var in variants:
+            digest = instance_digest(cfg.domain, cs, var, cfg.pois if tourism else None)
+            for seed in cfg.seeds:
+                for closing in cfg.closing:
+                    t = CouncilTask(len(out), "", k, cs, var, cfg.domain, members, cfg.model_a, cfg.rounds, closing,
+                                    seed, cfg.temperature, cfg.max_repairs, cfg.max_tokens, cfg.rag,
+                                    cfg.pois if tourism else None, cfg.k if tourism and var == "lists" else None)
+                    conf = ({"rounds": cfg.rounds, "closing": closing, "seed": seed, "decision": var, "k": t.k,
+                             "temperature": cfg.temperature, "max_repairs": cfg.max_repairs,
+                             "max_tokens": cfg.max_tokens} if tourism else asdict(t.debate_config()))
+                    conf.pop("proposal_format", None)
+                    blob = json.dumps({"kind": "council", "domain": cfg.domain, "instance": digest,
+                                       "members": list(members), "model": cfg.model_a, "config": conf,
+                                       "rag": cfg.rag, "prompt_version": pv}, sort_keys=True, separators=(",", ":"))
+                    out.append(replace(t, key=hashlib.sha256(blob.encode()).hexdigest()[:KEY_CHARS]))
+    return out
+
+
+def expand(cfg: StudyConfig) -> list[Any]:
+    """Every debate of the study: :class:`DebateTask` of a duel study, in (cohort, capacity, seed, A,
+    opponent, closing) order, the control debates (when asked) after each cohort's block; a council
+    study's :class:`CouncilTask` (:func:`expand_council`)."""
+    if cfg.kind == "council":
+        return expand_council(cfg)
     pv = prompt_version()
     out: list[DebateTask] = []
     configs: dict[tuple[str, int], dict[str, Any]] = {}   # the DebateConfig depends on (closing, seed) only

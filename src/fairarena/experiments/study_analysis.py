@@ -158,9 +158,22 @@ def _owners() -> dict[str, str]:
     return out
 
 
+def _is_council(root: str | Path) -> bool:
+    from fairarena.experiments.study_store import read_study
+
+    check_finished(root, allow_partial=True)      # a folder that is not a study fails here, with its one line
+    return (read_study(root).get("design") or {}).get("kind") == "council"
+
+
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                  n_resamples: int | None = None) -> StudyAnalysis:
-    """The paired statistics of every opponent x framework x metric cell and the emergence measures."""
+                  n_resamples: int | None = None) -> Any:
+    """The paired statistics of every opponent x framework x metric cell and the emergence measures
+    (a :class:`StudyAnalysis`); of a council study, its
+    :class:`fairarena.experiments.study_council.CouncilAnalysis`."""
+    if _is_council(root):
+        from fairarena.experiments.study_council import analyse_council
+
+        return analyse_council(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
     from fairarena.experiments.study_store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
@@ -187,7 +200,13 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech)
 
 
-def study_tables(an: StudyAnalysis) -> dict[str, Any]:
+def study_tables(an: Any) -> dict[str, Any]:
+    """The tables of an analysis: Tables 2 and 3 (and deliberation vs mechanisms) of a duel study; the
+    council table and debate vs rules of a council study."""
+    if not isinstance(an, StudyAnalysis):
+        from fairarena.experiments.study_council import council_tables
+
+        return council_tables(an)
     from fairarena.report import table2, table3
 
     out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
@@ -235,13 +254,17 @@ def mechanisms_table(mech: Mapping[str, Any], digits: int = 3) -> Any:
 
 def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False,
                        allow_partial: bool = False) -> list[Path]:
-    """Tables 2 and 3 as Markdown, LaTeX and CSV in ``out`` (plus the emergence measures as JSON)."""
+    """Tables 2 and 3 as Markdown, LaTeX and CSV in ``out`` (plus the emergence measures as JSON); of a
+    council study, its two tables (plus the analysis as ``council.json``)."""
     from fairarena.fsutil import atomic_write_json
     from fairarena.report import write_tables
 
     an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
     paths = write_tables(study_tables(an), out)
-    paths.append(atomic_write_json(Path(out) / "emergence.json", an.emergence))
+    if isinstance(an, StudyAnalysis):
+        paths.append(atomic_write_json(Path(out) / "emergence.json", an.emergence))
+    else:
+        paths.append(atomic_write_json(Path(out) / "council.json", an.to_dict()))
     return paths
 
 
@@ -430,6 +453,10 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool) -> Any:
 def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                        details: int = DEBATE_DETAILS) -> Any:
     """The report of a finished study (a :class:`fairarena.report.Report`)."""
+    if _is_council(root):
+        from fairarena.experiments.study_council import build_council_report
+
+        return build_council_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
     from fairarena.experiments.study_store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   means_figure)

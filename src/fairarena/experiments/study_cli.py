@@ -14,7 +14,8 @@ import typer
 
 from fairarena.cli_common import cli_errors, console, emit_json, err_console, fail
 
-study_app = typer.Typer(name="study", help="The triage-debate study: design (TOML), run/resume, status.",
+study_app = typer.Typer(name="study", help="Studies of many debates (duel or council; triage or tourism): design "
+                                         "(TOML), run/resume, status, statistics, tables, report.",
                         no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
@@ -22,7 +23,8 @@ study_app = typer.Typer(name="study", help="The triage-debate study: design (TOM
 @cli_errors
 def init_cmd(
     out: Path = typer.Option(..., "--out", help="Where to write the study TOML file."),
-    preset: str = typer.Option("paper", "--preset", help="Design preset: paper, small or tiny."),
+    preset: str = typer.Option("paper", "--preset", help="Design preset: paper (the triage-debate paper's), "
+                                                         "council, tourism, ... (an unknown name lists them all)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing file."),
 ) -> None:
     """Write a study design (the paper's by default) as a commented TOML file to edit."""
@@ -148,6 +150,10 @@ def stats_cmd(
         return
     from fairarena.report import to_markdown        # matplotlib comes with the report package: not for --json
     tables = study_tables(an)
+    if "council" in tables:
+        for t in tables.values():
+            console.print(to_markdown(t), highlight=False, soft_wrap=True, markup=False)
+        return
     console.print(to_markdown(tables["table3"]), highlight=False, soft_wrap=True, markup=False)
     for r in an.emergence["joint_beats_both"]:
         if r["opponent"] == "all":

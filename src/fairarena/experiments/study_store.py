@@ -422,7 +422,7 @@ _MODELS: dict[tuple[str, str | None, bool], Any] = {}
 _MODELS_LOCK = threading.Lock()
 
 
-def _shared_model(spec: str, opts: RunOptions) -> Any:
+def shared_model(spec: str, opts: RunOptions) -> Any:
     """One wrapped model per (spec, cache, offline) in this process: threads share its connection, its
     response cache and its concurrency limit."""
     from fairarena.llm import build_model
@@ -439,6 +439,12 @@ def _shared_model(spec: str, opts: RunOptions) -> Any:
 def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
     """Run one debate; return its result record and its transcript's bytes. Never raises for a debate that
     fails (model errors after the wrappers' retries, or any exception): the record says ``failed``."""
+    if getattr(task, "kind", "duel") == "council":
+        from fairarena.experiments.study_council import execute_council
+
+        record, data = execute_council(task, opts, lambda spec: shared_model(spec, opts))
+        record["worker"] = {"pid": os.getpid(), "host": socket.gethostname(), "finished": _now()}
+        return record, data
     from fairarena.arena import build_agent, run_debate
 
     t0 = time.perf_counter()
@@ -450,7 +456,7 @@ def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], by
         models: dict[str, Any] = {}
         for spec in {task.model_a, task.model_b}:
             if spec != NEGOTIATOR:
-                models[spec] = _shared_model(spec, opts)
+                models[spec] = shared_model(spec, opts)
         common = dict(cache=opts.cache, offline=opts.offline, rag=task.rag, models=models)
         a = build_agent("A", task.agent_a, task.model_a, cohort, **common)
         b = build_agent("B", task.agent_b, task.model_b, cohort, **common)
@@ -647,7 +653,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     if limit is not None and limit < 0:
         raise InputError("limit", limit, "a non-negative integer")
     tasks = expand(cfg)
-    specs = sorted({cfg.model_a, cfg.model_b})
+    specs = cfg.model_specs
     live = [s for s in specs if s != NEGOTIATOR]
     cache_path = Path(cache) if cache is not None else (root / "responses.sqlite" if live else None)
     if offline:
@@ -668,7 +674,8 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         if limit is not None:
             todo = todo[:limit]
         opts = RunOptions(str(cache_path) if cache_path else None, offline,
-                          tuple((s, cfg.server_limit(s)) for s in specs), tuple(cfg.mechanisms))
+                          tuple((s, cfg.server_limit(s)) for s in specs),
+                          tuple(cfg.council_rules() if cfg.kind == "council" else cfg.mechanisms))
         failed_now: list[dict[str, str]] = []
         done = 0
         # CPU-bound scripted studies on worker processes: one unit per cohort keeps the negotiator's
@@ -729,6 +736,11 @@ def _preflight(cfg: StudyConfig, tasks: Sequence[DebateTask]) -> None:
     """Build the first debate's agents before any work or write: a bad environment (e.g. ``rag = "on"``
     without the extra) fails once, with the usual one-line error, instead of in every debate."""
     if not tasks:
+        return
+    if cfg.kind == "council":
+        from fairarena.experiments.study_council import preflight
+
+        preflight(cfg, tasks)
         return
     from fairarena.arena import build_agent
 
