@@ -246,7 +246,8 @@ class StudyConfig(BaseModel):
 
             for closing in self.closing:
                 check_design(stakeholders=self.stakeholders, decision=self.decision, rules=self.mechanisms,
-                             closing=closing, k=self.k, pois=self.pois, model=self.model_a)
+                             closing=closing, k=self.k, pois=self.pois,   # scripted: the domain's own loop
+                             model="scripted" if self.model_a.startswith("scripted") else self.model_a)
         elif self.stakeholders:
             raise InputError("study.stakeholders", self.stakeholders, "empty with domain 'triage' (a triage "
                              "council's members are agent_a)")

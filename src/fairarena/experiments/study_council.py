@@ -281,7 +281,7 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
     from fairarena.report import Cell, Row, Table, format_num, format_p, stars
 
     metric_keys = [k for k in an.directions if not k.startswith("u:") and k not in SUMMARY_METRICS]
-    cols = ([("", "n")] + [("metric (mean)", f"{k} ({'↑' if an.directions[k] == 'higher' else '↓'})") for k in metric_keys]
+    cols = ([("", "n")] + [("metric (mean)", k) for k in metric_keys]
             + [("member utility (mean)", m) for m in an.members]
             + [("evaluation (mean)", "worst-off utility"), ("evaluation (mean)", "Gini of utilities")])
     best: dict[str, float] = {}
@@ -298,8 +298,9 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
         rows.append(Row(r["rule"], tuple(cells), group="debate" if r["rule"] == DEBATE else "rules"))
     t1 = Table(f"Council ({an.domain}): every rule and the debate, means over instances",
                tuple(cols), tuple(rows), index_header="rule",
-               notes=("Bold: the best row of a column (↑ higher is better, ↓ lower). Member utilities are "
-                      "normalised per member (1 = its own ideal).",))
+               notes=("Bold: the best row of a column. Lower is better for "
+                      + (", ".join(k for k in [*metric_keys, *SUMMARY_METRICS] if an.directions[k] == "lower") or "none")
+                      + "; higher for the others. Member utilities are normalised per member (1 = its own ideal).",))
     st = an.stats
     dcols = [("", "n")] + [(m, "debate - rule") for m in st.metrics]
     drows = []
