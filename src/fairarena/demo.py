@@ -64,6 +64,8 @@ SECTIONS: list[tuple[str, str]] = [
     ("Council: six framework agents debate one cohort, beside every aggregation rule", "fairarena.arena.demo:council_demo"),
     ("Triage-debate study (small preset, 5 cohorts; --full: the paper's 600 debates): run, tables, report",
      "fairarena.experiments.study_demo:study_demo"),
+    ("Council and tourism studies (3 cohorts, 3 destinations; --full: 50 each): every rule beside the debate",
+     "fairarena.experiments.study_demo:council_studies_demo"),
 ]
 
 

@@ -46,3 +46,33 @@ def study_demo(out: Path, full: bool = False) -> None:
                   highlight=False, soft_wrap=True)
     console.print(f"[bold]study report:[/] {report.resolve()}  (open it in a browser; it works offline)",
                   highlight=False, soft_wrap=True)
+
+
+def council_studies_demo(out: Path, full: bool = False) -> None:
+    """The council study on triage cohorts and the tourism study on seeded destinations, each run end to end
+    (``council-small`` and ``tourism-small``: 3 instances each; ``full=True``: the 50-instance presets), with
+    a short summary per rule and the debate, and each study's HTML report."""
+    from rich.table import Table
+
+    from fairarena.experiments.study import expand, preset, to_toml
+    from fairarena.experiments.study_council import DEBATE, analyse_council, build_council_report
+    from fairarena.experiments.study_store import run_study
+    from fairarena.report import write_html
+
+    for name, focus in (("council", ("esg", "rmg")), ("tourism", ("satisfaction", "exposure_gini"))):
+        cfg = preset(name if full else f"{name}-small")
+        target = out / f"study-{name}"
+        t0 = time.perf_counter()
+        s = run_study(cfg, to_toml(cfg), target, backend="processes", force=True)
+        an = analyse_council(target)
+        t = Table(title=f"{name} study '{cfg.name}': {len(expand(cfg))} instances ({s.ok} ok) in "
+                        f"{time.perf_counter() - t0:.1f} s; means over instances")
+        for col in ("rule", *focus, "worst-off utility", "Gini of utilities"):
+            t.add_column(col, justify="left" if col == "rule" else "right", no_wrap=col == "rule")
+        for r in an.summary:
+            t.add_row(f"[bold]{r['rule']}[/]" if r["rule"] == DEBATE else r["rule"],
+                      *(f"{r[k]:.3f}" for k in (*focus, "min_utility", "gini_utilities")))
+        console.print(t)
+        report = write_html(build_council_report(target), out / f"study-{name}_report.html")
+        console.print(f"wrote {target}/ and [bold]{report.resolve()}[/] (every metric and member, paired tests, "
+                      "per instance)", highlight=False, soft_wrap=True)
