@@ -71,6 +71,14 @@ VAR_TOL = 1e-7
 VAR_MAX_CUTS = 400
 VAR_EXACT = True
 """Under the indicator CNSS form, model the variance bound exactly by tangent rows on the finite\nset of CNSS differences (one MILP) instead of cutting planes (``False``: the cutting planes)."""
+CNSS_VARS = True
+"""One continuous variable ``c_i`` per patient, tied to its CNSS by an equality row, and every row built
+on CNSS (the linear objectives, the minimum, the pairwise gaps, the Gini, the variance) written on
+``c_i``: the same feasible set, far fewer nonzeros (``False``: each row repeats the indicator terms)."""
+VAR_ON_GAPS = True
+"""Under :data:`VAR_EXACT`, put the variance tangents on the pairwise gaps ``d_ij >= |CNSS_i - CNSS_j|``
+(shared with the Gini) at the non-negative grid values only (``False``: on ``CNSS_i - CNSS_j`` at
+every value of either sign); see :meth:`FeasibleModel._var_exact`."""
 
 
 class _CutMILP(AllocationMILP):
@@ -124,6 +132,14 @@ class FeasibleModel:
         self._var_pairs: list[tuple[float, Expr]] | None = None
         self.m = _CutMILP(problem, time_limit=time_limit)
         self.m.var_agents = []
+        self.z_cnss: list[Expr] = [dict(c) for c in self.m.cnss]  # CNSS in the x / indicator variables
+        if CNSS_VARS:
+            cvars: list[Expr] = []
+            for c in self.z_cnss:
+                v = self.m.add_var(0.0, 1.0)
+                self.m.add_row(add_exprs((1.0, {v: 1.0}), (-1.0, c)), lo=0.0, hi=0.0)
+                cvars.append({v: 1.0})
+            self.m.cnss = cvars
         self.u: list[int] = []
         for nm in objectives:
             obj = OBJECTIVES.get(nm)
@@ -193,7 +209,7 @@ class FeasibleModel:
         ``S = 0`` (nobody served) the row reads ``0 <= 0`` and ``u`` may be 1 (Gini 0)."""
         m, n = self.m, self.problem.n
         uS: list[tuple[float, Expr]] = []
-        for i, c in enumerate(m.cnss):
+        for c in self.z_cnss:
             for z, coef in c.items():
                 pz = m.add_var(0.0, np.inf)
                 m.add_row({pz: 1.0, u: -1.0, z: -1.0}, lo=-1.0)  # p >= u + z - 1
@@ -213,13 +229,18 @@ class FeasibleModel:
         m, n = self.m, self.problem.n
         if getattr(self, "_var_pairs", None) is None:
             k = [int(v) for v in self.problem.n_needed]
+            gaps = self._pair_abs() if VAR_ON_GAPS else None
             pairs: list[tuple[float, Expr]] = []
             for i in range(n):
                 for j in range(i + 1, n):
                     e = m.add_var(0.0, np.inf)
-                    diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
                     vals = sorted({round(a / max(k[i], 1) - b / max(k[j], 1), 12)
                                    for a in range(k[i] + 1) for b in range(k[j] + 1)})
+                    if gaps is not None:  # on d_ij >= |diff|: the positive values suffice (e >= 0 is a bound)
+                        diff = gaps[len(pairs)][1]
+                        vals = sorted({abs(g) for g in vals} - {0.0})
+                    else:
+                        diff = add_exprs((1.0, m.cnss[i]), (-1.0, m.cnss[j]))
                     for g in vals:  # e - 2 g d >= -g^2
                         m.add_row(add_exprs((1.0, {e: 1.0}), (-2.0 * g, diff)), lo=-g * g)
                     pairs.append((1.0, {e: 1.0}))
