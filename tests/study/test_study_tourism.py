@@ -108,3 +108,16 @@ def test_cli_stats_tables_and_report(tourism_run, tmp_path):
     assert res.exit_code == 0, res.output
     html = out.read_text(encoding="utf-8")
     assert "tourists:family" in html and "Per instance" in html
+
+
+def test_results_frame_has_one_row_per_record_and_rule(tourism_run):
+    from fairarena.experiments.study_store import results_frame
+
+    cfg, root, recs, _ = tourism_run
+    f = results_frame(root)
+    assert len(f) == sum(len(r["rows"]) for r in recs) == len(recs) * (len(cfg.council_rules()) + 1)
+    r0 = recs[0]
+    row = next(x for x in r0["rows"] if x["rule"] == "nash")
+    got = f[(f["key"] == r0["key"]) & (f["rule"] == "nash")].iloc[0]
+    assert got["metric_exposure_gini"] == row["metrics"]["exposure_gini"]
+    assert got["u_residents"] == row["utilities"]["residents"] and got["row_kind"] == "rule"

@@ -178,11 +178,14 @@ def _same_status(root: Path, row: dict[str, Any]) -> bool:
 def results_frame(root: str | Path) -> Any:
     """The results as a flat pandas DataFrame: one row per debate, the task's fields, status, and for
     ``a``, ``b`` and ``joint`` the final metrics (``final_a_esg``, ...) and feasibility; per-round metrics
-    as ``round{t}_{a|b}_{metric}``."""
+    as ``round{t}_{a|b}_{metric}``. A council study: one row per debate and rule (:func:`_council_frame`)."""
     import pandas as pd
 
     rows = []
-    for r in load_results(root):
+    results = load_results(root)
+    if results and results[0]["task"].get("kind") == "council":
+        return _council_frame(results)
+    for r in results:
         row = {"key": r["key"], **r["task"], "status": r["status"], "error": r.get("error")}
         for who in ("a", "b", "joint"):
             row[f"feasible_{who}"] = (r.get("feasible") or {}).get(who)
@@ -197,6 +200,28 @@ def results_frame(root: str | Path) -> Any:
                     for m, v in (s.get("metrics") or {}).items():
                         row[f"round{rd['round']}_{who}_{m}"] = v
         rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _council_frame(results: Sequence[dict[str, Any]]) -> Any:
+    """A council study's results: one row per record and rule (and the debate): the task's fields, status,
+    ``rule``, ``row_kind``, ``feasible``, every metric (``metric_<name>``), every member's utility
+    (``u_<member>``), ``worst_off``, ``min_utility`` and ``gini_utilities``."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        base = {"key": r["key"], **{k: v for k, v in r["task"].items() if k != "members"},
+                "members": ",".join(r["task"].get("members") or []), "status": r["status"], "error": r.get("error")}
+        for row in r.get("rows") or []:
+            out = {**base, "rule": row["rule"], "row_kind": row["kind"], "feasible": row.get("feasible"),
+                   "worst_off": row.get("worst_off"), "min_utility": row.get("min_utility"),
+                   "gini_utilities": row.get("gini_utilities")}
+            out.update({f"metric_{k}": v for k, v in (row.get("metrics") or {}).items()})
+            out.update({f"u_{k}": v for k, v in (row.get("utilities") or {}).items()})
+            rows.append(out)
+        if not r.get("rows"):
+            rows.append(base)
     return pd.DataFrame(rows)
 
 
