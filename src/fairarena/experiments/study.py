@@ -147,18 +147,12 @@ class StudyConfig(BaseModel):
     k: int = Field(5, ge=1, description="tourism: list length (decision lists)")
 
     # -- field checks (each names the entry) ------------------------------------------------------
-    @field_validator("kind")
+    @field_validator("kind", "domain")
     @classmethod
-    def _kind(cls, v: str) -> str:
-        if v not in STUDY_KINDS:
-            raise ValueError(f"expected one of {', '.join(STUDY_KINDS)}")
-        return v
-
-    @field_validator("domain")
-    @classmethod
-    def _domain(cls, v: str) -> str:
-        if v not in STUDY_DOMAINS:
-            raise ValueError(f"expected one of {', '.join(STUDY_DOMAINS)}")
+    def _kind_domain(cls, v: str, info: ValidationInfo) -> str:
+        allowed = STUDY_KINDS if info.field_name == "kind" else STUDY_DOMAINS
+        if v not in allowed:
+            raise ValueError(f"expected one of {', '.join(allowed)}")
         return v
 
     @field_validator("capacity")

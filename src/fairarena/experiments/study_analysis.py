@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fairarena.errors import InputError
-from fairarena.experiments.study_store import read_transcript  # noqa: F401 (re-exported)
+from fairarena.experiments.study_store import check_finished, read_transcript  # noqa: F401 (re-exported)
 
 DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
 
@@ -36,26 +35,6 @@ class StudyAnalysis:
         if self.mechanisms is not None:
             out["mechanisms"] = self.mechanisms
         return out
-
-
-def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
-    """The folder's status; an InputError unless it is a study folder whose debates all finished ``ok``
-    (with ``allow_partial``: at least one did)."""
-    from fairarena.experiments.study_store import study_status
-
-    root = Path(root)
-    if not root.is_dir():
-        raise InputError("dir", str(root), "a study folder (it does not exist)")
-    st = study_status(root).to_dict()          # InputError when there is no study.json
-    unfinished = st["pending"] + st["failed"]
-    if st["ok"] == 0:
-        raise InputError("dir", str(root), f"a study with finished debates (0 of {st['total']} ok: run "
-                         "`fairarena study run` first)")
-    if unfinished and not allow_partial:
-        raise InputError("dir", str(root), f"a finished study ({st['ok']} of {st['total']} debates ok, "
-                         f"{st['pending']} pending, {st['failed']} failed: finish it with `fairarena study run"
-                         "` / --retry-failed, or pass --allow-partial)")
-    return st
 
 
 def _stage(ev: Mapping[str, Any]) -> str | None:
@@ -171,7 +150,7 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     (a :class:`StudyAnalysis`); of a council study, its
     :class:`fairarena.experiments.study_council.CouncilAnalysis`."""
     if _is_council(root):
-        from fairarena.experiments.study_council import analyse_council
+        from fairarena.experiments.study_council_analysis import analyse_council
 
         return analyse_council(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
     from fairarena.experiments.study_store import comparison_records, load_results, study_tasks
@@ -204,7 +183,7 @@ def study_tables(an: Any) -> dict[str, Any]:
     """The tables of an analysis: Tables 2 and 3 (and deliberation vs mechanisms) of a duel study; the
     council table and debate vs rules of a council study."""
     if not isinstance(an, StudyAnalysis):
-        from fairarena.experiments.study_council import council_tables
+        from fairarena.experiments.study_council_analysis import council_tables
 
         return council_tables(an)
     from fairarena.report import table2, table3
@@ -454,7 +433,7 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
                        details: int = DEBATE_DETAILS) -> Any:
     """The report of a finished study (a :class:`fairarena.report.Report`)."""
     if _is_council(root):
-        from fairarena.experiments.study_council import build_council_report
+        from fairarena.experiments.study_council_analysis import build_council_report
 
         return build_council_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
     from fairarena.experiments.study_store import read_study

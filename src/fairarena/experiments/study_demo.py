@@ -55,7 +55,8 @@ def council_studies_demo(out: Path, full: bool = False) -> None:
     from rich.table import Table
 
     from fairarena.experiments.study import expand, preset, to_toml
-    from fairarena.experiments.study_council import DEBATE, analyse_council, build_council_report
+    from fairarena.experiments.study_council import DEBATE
+    from fairarena.experiments.study_council_analysis import analyse_council, build_council_report
     from fairarena.experiments.study_store import run_study
     from fairarena.report import write_html
 

@@ -298,6 +298,24 @@ def study_status(root: str | Path) -> StudyStatus:
     return _status_of(root, tasks)[0]
 
 
+def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
+    """The folder's status; an InputError unless it is a study folder whose debates all finished ``ok``
+    (with ``allow_partial``: at least one did)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError("dir", str(root), "a study folder (it does not exist)")
+    st = study_status(root).to_dict()          # InputError when there is no study.json
+    unfinished = st["pending"] + st["failed"]
+    if st["ok"] == 0:
+        raise InputError("dir", str(root), f"a study with finished debates (0 of {st['total']} ok: run "
+                         "`fairarena study run` first)")
+    if unfinished and not allow_partial:
+        raise InputError("dir", str(root), f"a finished study ({st['ok']} of {st['total']} debates ok, "
+                         f"{st['pending']} pending, {st['failed']} failed: finish it with `fairarena study run"
+                         "` / --retry-failed, or pass --allow-partial)")
+    return st
+
+
 # ------------------------------------------------------------------------------------------------
 # The lock (one writer per folder)
 # ------------------------------------------------------------------------------------------------
@@ -461,47 +479,27 @@ def shared_model(spec: str, opts: RunOptions) -> Any:
         return _MODELS[k]
 
 
-def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
-    """Run one debate; return its result record and its transcript's bytes. Never raises for a debate that
-    fails (model errors after the wrappers' retries, or any exception): the record says ``failed``."""
-    if getattr(task, "kind", "duel") == "council":
-        from fairarena.experiments.study_council import execute_council
-
-        record, data = execute_council(task, opts, lambda spec: shared_model(spec, opts))
-        record["worker"] = {"pid": os.getpid(), "host": socket.gethostname(), "finished": _now()}
-        return record, data
-    from fairarena.arena import build_agent, run_debate
-
+def execute_task(task: Any, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
+    """Run one task (a duel's debate, or a council task); return its result record and its transcript's
+    bytes. Never raises for a task that fails (model errors after the wrappers' retries, or any
+    exception): the record says ``failed``."""
     t0 = time.perf_counter()
-    cohort = cohort_of(task.cohort_seed, task.capacity)
+    council = getattr(task, "kind", "duel") == "council"
     fd, tmp = tempfile.mkstemp(prefix=f".{task.key}.", suffix=".jsonl.tmp")
     os.close(fd)
     record: dict[str, Any] = {"key": task.key, "task": task.to_dict()}
     try:
-        models: dict[str, Any] = {}
-        for spec in {task.model_a, task.model_b}:
-            if spec != NEGOTIATOR:
-                models[spec] = shared_model(spec, opts)
-        common = dict(cache=opts.cache, offline=opts.offline, rag=task.rag, models=models)
-        a = build_agent("A", task.agent_a, task.model_a, cohort, **common)
-        b = build_agent("B", task.agent_b, task.model_b, cohort, **common)
-        res = run_debate(cohort, a, b, task.debate_config(), transcript=tmp,
-                         header={"command": "study", "task": task.to_dict()})
-        record.update(status=res.status, error=res.error, rounds=res.rounds, final=res.final,
-                      feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
-                      rag_notes={"a": a.rag_note, "b": b.rag_note})
-        if opts.mechanisms and res.status == "ok":
-            from fairarena.experiments.study_mechanisms import cohort_problem, debate_mechanisms, turn_events
+        if council:
+            from fairarena.experiments.study_council import execute_council
 
-            t1 = time.perf_counter()
-            problem = cohort_problem(task.cohort_seed, task.capacity)
-            record["mechanisms"] = debate_mechanisms(problem, res.agents, turn_events(res.turns),
-                                                     opts.mechanisms, task.seed)
-            record["timing"] = {**(res.timing or {}), "mechanisms_s": round(time.perf_counter() - t1, 6)}
+            record.update(execute_council(task, opts, lambda spec: shared_model(spec, opts), tmp))
+        else:
+            record.update(_execute_duel(task, opts, tmp))
     except Exception as exc:  # a bug or a bad environment in one debate must not stop the study
+        empty = dict(rows=[]) if council else dict(rounds=[], final={}, feasible={}, metrics={})
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}",
-                      traceback=traceback.format_exc(limit=8), rounds=[], final={}, feasible={}, metrics={},
-                      usage={}, timing={"wall_s": round(time.perf_counter() - t0, 6)})
+                      traceback=traceback.format_exc(limit=8), usage={}, **empty,
+                      timing={"wall_s": round(time.perf_counter() - t0, 6)})
     try:
         with open(tmp, "rb") as fh:
             data = fh.read()
@@ -512,6 +510,34 @@ def execute_task(task: DebateTask, opts: RunOptions) -> tuple[dict[str, Any], by
     record["transcript_sha256"] = hashlib.sha256(data).hexdigest()
     record["worker"] = {"pid": os.getpid(), "host": socket.gethostname(), "finished": _now()}
     return record, data
+
+
+def _execute_duel(task: DebateTask, opts: RunOptions, transcript: str) -> dict[str, Any]:
+    """One duel debate into ``transcript``: the record's outcome fields (raises on a failure the debate
+    itself does not record)."""
+    from fairarena.arena import build_agent, run_debate
+
+    cohort = cohort_of(task.cohort_seed, task.capacity)
+    models: dict[str, Any] = {}
+    for spec in {task.model_a, task.model_b}:
+        if spec != NEGOTIATOR:
+            models[spec] = shared_model(spec, opts)
+    common = dict(cache=opts.cache, offline=opts.offline, rag=task.rag, models=models)
+    a = build_agent("A", task.agent_a, task.model_a, cohort, **common)
+    b = build_agent("B", task.agent_b, task.model_b, cohort, **common)
+    res = run_debate(cohort, a, b, task.debate_config(), transcript=transcript,
+                     header={"command": "study", "task": task.to_dict()})
+    out: dict[str, Any] = dict(status=res.status, error=res.error, rounds=res.rounds, final=res.final,
+                               feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
+                               rag_notes={"a": a.rag_note, "b": b.rag_note})
+    if opts.mechanisms and res.status == "ok":
+        from fairarena.experiments.study_mechanisms import cohort_problem, debate_mechanisms, turn_events
+
+        t1 = time.perf_counter()
+        problem = cohort_problem(task.cohort_seed, task.capacity)
+        out["mechanisms"] = debate_mechanisms(problem, res.agents, turn_events(res.turns), opts.mechanisms, task.seed)
+        out["timing"] = {**(res.timing or {}), "mechanisms_s": round(time.perf_counter() - t1, 6)}
+    return out
 
 
 def commit_debate(root: Path, record: dict[str, Any], transcript: bytes) -> None:
