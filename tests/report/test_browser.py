@@ -229,3 +229,59 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
     finally:
         drv.quit()
     assert (OUT / "study_report_tables.png").stat().st_size > 10_000
+
+
+def test_council_study_report_renders_in_headless_chromium(tmp_path):
+    """`fairarena study report` on a real council study (tourism-small: 3 destinations): the council table
+    with every rule and the debate, the utility heat map and metric panels with a size, the paired table,
+    the per-instance drill-down; no console errors; screenshots in out/."""
+    chromium, chromedriver = _browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    from fairarena.experiments.study import preset, to_toml
+    from fairarena.experiments.study_analysis import write_study_report
+    from fairarena.experiments.study_store import run_study
+
+    cfg = preset("tourism-small")
+    run_study(cfg, to_toml(cfg), tmp_path / "study")
+    path = write_study_report(tmp_path / "study", tmp_path / "report.html")
+    n_rows = len(cfg.council_rules()) + 1
+    OUT.mkdir(exist_ok=True)
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    drv = webdriver.Chrome(options=opts, service=Service(executable_path=chromedriver))
+    try:
+        drv.get(path.as_uri())
+        js = drv.execute_script
+        tabs = drv.find_elements(By.CSS_SELECTOR, "nav.tabs button")
+        assert [t.text for t in tabs] == ["Study", "Council", "Debate vs rules", "Instances"]
+        tabs[1].click()
+        table = js("var t=document.querySelector('#council table.fa'); var r=t.getBoundingClientRect();"
+                   " return [r.width, r.height, [...t.querySelectorAll('tbody th')].map(x => x.innerText)]")
+        assert table[0] > 300 and table[1] > 200
+        labels = [x for x in table[2] if x]
+        assert labels[-1] == "debate" and len(labels) >= n_rows         # every rule, the group rows, the debate
+        svg = js("return [...document.querySelectorAll('#council svg')].map(s => "
+                 "[s.getBoundingClientRect().width, s.querySelectorAll('path').length])")
+        assert len(svg) == 2 and all(w > 300 and n > 50 for w, n in svg)   # heat map, metric panels
+        drv.save_screenshot(str(OUT / "council_report_council.png"))
+        tabs[2].click()
+        rows = js("return document.querySelectorAll('#debate-vs-rules table.fa tbody tr').length")
+        assert rows == n_rows - 1
+        tabs[3].click()
+        assert drv.find_element(By.CSS_SELECTOR, ".dd-count").text == "3 of 3 shown"
+        drv.find_element(By.CSS_SELECTOR, "details.item summary").click()
+        body = js("var d=document.querySelector('details.item'); return [d.open, d.innerText]")
+        assert body[0] and "residents" in body[1] and "debate" in body[1]
+        errors = [e for e in drv.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+        assert errors == [], errors
+    finally:
+        drv.quit()
+    assert (OUT / "council_report_council.png").stat().st_size > 10_000
