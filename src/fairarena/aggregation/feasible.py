@@ -81,10 +81,25 @@ VAR_ON_GAPS = True
 every value of either sign); see :meth:`FeasibleModel._var_exact`."""
 
 
+HIGHS_OPTIONS: dict[str, bool | int | float] = {
+    "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
+    "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False, "mip_pscost_minreliable": 0}
+"""HiGHS options of every feasible-set MILP (:attr:`AllocationMILP.highs_options`): the primal
+heuristics off (on a standard cohort's models, a few dozen binaries, the RINS/RENS sub-MIPs took most of
+a solve and branch and bound finds the optimum at once) and branching on pseudo-costs without strong
+branching first. They change the search, not the proof: the same ``mip_rel_gap`` (1e-9), and the same
+six utilities on standard cohorts 0-19 (``benchmarks/bench_aggregation.py``). ``{}``: HiGHS's defaults."""
+
+
 class _CutMILP(AllocationMILP):
     """An allocation MILP whose solves add variance tangent cuts until they hold (see module doc)."""
 
     var_agents: list[tuple[int, float]]
+
+    @property
+    def highs_options(self) -> dict[str, bool | int | float]:  # type: ignore[override]
+        return HIGHS_OPTIONS
 
     def cnss_values(self, sol: np.ndarray) -> np.ndarray:
         return np.array([sum(v * sol[k] for k, v in e.items()) for e in self.cnss])

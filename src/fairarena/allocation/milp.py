@@ -26,6 +26,7 @@ Every solve checks the HiGHS status and raises :class:`SolverError` unless it is
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -66,6 +67,11 @@ class AllocationMILP:
     expression of individual ``i``'s CNSS under ``cnss`` (default: the problem's form), exact in the
     sense of the module docstring; ``frac[i]`` is always the fractional one.
     """
+
+    #: extra HiGHS options for every solve (HiGHS's names, passed through ``scipy.optimize.milp``
+    #: verbatim; a SciPy whose HiGHS lacks one solves without them). Meant for search switches such as
+    #: heuristics, which change how fast an optimum is found, never the optimality proof or its gap.
+    highs_options: dict[str, bool | int | float] = {}
 
     def __init__(self, problem: AllocationProblem, time_limit: float | None = None, cnss: str | None = None) -> None:
         self.problem = problem
@@ -182,9 +188,14 @@ class AllocationMILP:
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit
         integrality = np.zeros(nv) if relax else np.asarray(self.integer)
-        res = milp(c, constraints=constraints, integrality=integrality,
-                   bounds=Bounds(np.asarray(self.lb if lb is None else lb), np.asarray(self.ub if ub is None else ub)),
-                   options=options)
+        bounds = Bounds(np.asarray(self.lb if lb is None else lb), np.asarray(self.ub if ub is None else ub))
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+                res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
+                           options={**options, **self.highs_options})
+        except AttributeError:  # this SciPy's HiGHS does not know an extra option: solve without them
+            res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options=options)
         if res.status == 2:
             raise InfeasibleMILP(f"HiGHS MILP infeasible: {res.message}")
         if res.status != 0 or res.x is None:
