@@ -5,11 +5,15 @@ Targets (a 2-core machine): every candidate-set rule on 6 agents x 6 candidates 
 (batched over ``--batch`` profiles); every feasible-set rule on a standard cohort (8 patients) with six
 agents under 1 s; the full audit (all candidate-set rules, 500 profiles) under 60 s. Baselines measured
 in the same run: pref_voting's per-profile call for the ranking rules, one exact framework optimum
-(the utilitarian MILP) for the feasible-set rules. Note ``uptime`` beside the figures.
+(the utilitarian MILP) for the feasible-set rules; over standard cohorts ``0..--seeds-1`` (the council,
+six agents) every feasible-set rule is also timed in the previous MILP form (CNSS repeated in every row,
+variance tangents on CNSS differences, HiGHS's default heuristics) with the answers compared. Note
+``uptime`` beside the figures.
 
     .venv/bin/python benchmarks/bench_aggregation.py
     .venv/bin/python benchmarks/bench_aggregation.py --skip-audit --runs 3
     .venv/bin/python benchmarks/bench_aggregation.py --search 30   # also time the adversarial search
+    .venv/bin/python benchmarks/bench_aggregation.py --skip-audit --seeds 20 --feasible-runs 2
 
 Exit code 1 when a target is missed (``--no-check`` to only report).
 """
@@ -34,6 +38,58 @@ def _median(f, runs: int) -> float:
     return statistics.median(out)
 
 
+def _feasible_over_cohorts(seeds: int, runs: int) -> bool:
+    """Every feasible-set rule on the council of standard cohorts ``0..seeds-1``: now and in the previous
+    MILP form, interleaved per cohort and rule (the same load), best of ``runs``; the answers compared."""
+    from fairarena.aggregation import feasible as F
+    from fairarena.aggregation.council import council_profile
+    from fairarena.aggregation.rules import RULES, aggregate
+    from fairarena.triage.archetypes import sample_cohort
+
+    now_opts = dict(F.HIGHS_OPTIONS)
+
+    def form(previous: bool) -> None:
+        F.CNSS_VARS = F.VAR_ON_GAPS = not previous
+        F.HIGHS_OPTIONS = {} if previous else now_opts
+
+    def best(prof, name):
+        out, dec = [], None
+        for _ in range(runs):
+            t = time.perf_counter()
+            dec = aggregate(prof, name)
+            out.append(time.perf_counter() - t)
+        return min(out), np.asarray(dec.utilities, dtype=float)
+
+    names = RULES.names(kind="feasible")
+    times: dict[str, dict[str, list[float]]] = {nm: {"previous": [], "now": []} for nm in names}
+    differ = []
+    print(f"\nfeasible-set rules on standard cohorts 0-{seeds - 1} (council, six agents; best of {runs}); "
+          "target < 1 s; load %.2f" % os.getloadavg()[0])
+    for seed in range(seeds):
+        prof = council_profile(sample_cohort(seed, "standard").to_problem())
+        aggregate(prof, "utilitarian-feasible")  # the normalisation ranges (cached per problem)
+        row = []
+        for nm in names:
+            form(True)
+            t_old, u_old = best(prof, nm)
+            form(False)
+            t_new, u_new = best(prof, nm)
+            times[nm]["previous"].append(t_old)
+            times[nm]["now"].append(t_new)
+            if np.abs(u_old - u_new).max() > 1e-9:
+                differ.append((seed, nm, float(np.abs(u_old - u_new).max())))
+            row.append(f"{nm.split('-')[0][:5]} {t_old:.2f}->{t_new:.2f}")
+        print(f"  seed {seed:2d}: " + ", ".join(row), flush=True)
+    ok = True
+    for nm in names:
+        old, new = times[nm]["previous"], times[nm]["now"]
+        ok &= max(new) < 1.0
+        print(f"  {nm:22s} max {max(old):6.3f} -> {max(new):6.3f} s   mean {statistics.mean(old):6.3f} -> "
+              f"{statistics.mean(new):6.3f} s  ({statistics.mean(old) / statistics.mean(new):4.1f}x)")
+    print(f"  answers: {'the same six utilities (to 1e-9) on every cohort and rule' if not differ else differ}")
+    return ok and not differ
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=2000)
@@ -41,6 +97,8 @@ def main() -> int:
     ap.add_argument("--skip-audit", action="store_true")
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--search", type=int, default=30, help="adversarial search steps timed with the audit (0: skip)")
+    ap.add_argument("--seeds", type=int, default=20, help="standard cohorts 0..N-1 for the feasible-set rules (0: skip)")
+    ap.add_argument("--feasible-runs", type=int, default=1, help="best of this many runs per cohort and rule")
     args = ap.parse_args()
     from fairarena.aggregation.rules import RULES, Agent, Profile, aggregate
     from fairarena.allocation.frameworks import FRAMEWORKS
@@ -98,6 +156,8 @@ def main() -> int:
             t = _median(lambda: aggregate(prof, name), 1 if label == "six frameworks" else args.runs)
             ok &= t < 1.0 or label != "six frameworks"
             print(f"    {name:22s} {t:8.3f} s  ({t / base:6.1f}x one optimum)")
+    if args.seeds:
+        ok &= _feasible_over_cohorts(args.seeds, args.feasible_runs)
     if not args.skip_audit:
         from fairarena.aggregation.audit import audit
 
