@@ -41,7 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fairarena.aggregation.objectives import OBJECTIVES, milp_scale, utility_range
-from fairarena.allocation.milp import AllocationMILP, Expr, add_exprs
+from fairarena.allocation.milp import STAGE_RETRY_EPS, AllocationMILP, Expr, InfeasibleMILP, add_exprs
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import InputError
 
@@ -65,6 +65,12 @@ MAXMIN_RATIO = True
 """With an exact egalitarian agent, solve the max-min stage (leximin's first, KS, maxmin over single
 agents) by Dinkelbach's iteration for a max-min of ratios: linear MILPs without the ``u z`` products
 (``False``: one MILP with the products)."""
+LEX_SKIP = True
+"""Leximin (exact egalitarian path): when a stage's solution (max the sum ``F_k`` of the ``k``
+smallest) gives every agent beyond its ``k`` smallest utility 1, the later stages' optima are implied,
+``F_k + j`` for the sum of the ``k + j`` smallest (each added agent contributes at most 1 and this
+solution attains it), so their rows are kept without solving (usually the final sum stage, the Rawlsian
+agent being at 1; ``False``: every stage solved)."""
 MAXMIN_TOL = 1e-7
 MAXMIN_MAX_ITER = 30
 VAR_TOL = 1e-7
@@ -427,7 +433,8 @@ def _leximin(fm: FeasibleModel, candidates: np.ndarray | None) -> np.ndarray:
     for being *blocked*: if its utility cannot exceed ``t1`` while every agent keeps ``t1`` (one more
     Dinkelbach run), it equals ``t1`` in every stage-1 optimum and so comes first in every sorted
     utility vector there; it is then held by its linear row ``D <= (1 - t1)(n - 1) S`` alone (its
-    ``u z`` products switched off) and the remaining stages run over the other agents, linear MILPs."""
+    ``u z`` products switched off) and the remaining stages run over the other agents, linear MILPs.
+    With :data:`LEX_SKIP`, stages implied by a solution are not solved (see there)."""
     from fairarena.aggregation.objectives import utilities
 
     m, n_agents = fm.m, len(fm.u)
@@ -452,9 +459,32 @@ def _leximin(fm: FeasibleModel, candidates: np.ndarray | None) -> np.ndarray:
     rest = [a for a in range(n_agents) if a not in blocked]
     uexpr = [{fm.u[a]: 1.0} for a in rest]
     first = 1 if blocked else 2
-    stages = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(first, len(rest))]
-    stages.append(({fm.u[a]: 1.0 for a in rest}, "max"))
-    return m.lexicographic(stages, fixed=fixed)
+    if not LEX_SKIP or m.form != "indicator":
+        stages = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(first, len(rest))]
+        stages.append(({fm.u[a]: 1.0 for a in rest}, "max"))
+        return m.lexicographic(stages, fixed=fixed)
+    ks = list(range(first, len(rest) + 1))
+
+    def objective(k: int) -> Expr:
+        return fm.sum_smallest(uexpr, k) if k < len(rest) else {fm.u[a]: 1.0 for a in rest}
+
+    for j, k in enumerate(ks):
+        obj = objective(k)
+        try:
+            value, sol = m.solve(obj, "max")
+        except InfeasibleMILP:
+            for row, o, v, _ in fixed:
+                m.rows[row] = (dict(o), v - STAGE_RETRY_EPS * max(1.0, abs(v)), np.inf)
+            value, sol = m.solve(obj, "max")
+        fixed.append((m.fix(obj, value, "max"), obj, value, "max"))
+        if k < len(rest):
+            u = utilities(fm.problem, fm.objectives, m.allocation(sol)[None])[rest, 0]
+            if np.all(np.sort(u)[k:] >= 1.0 - 1e-9):
+                for k2 in ks[j + 1:]:
+                    o2, v2 = objective(k2), value + (k2 - k)
+                    fixed.append((m.fix(o2, v2, "max"), o2, v2, "max"))
+                break
+    return m.lexicographic([], fixed=fixed)
 
 
 def _nash(fm: FeasibleModel, d: np.ndarray, tol: float, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:
