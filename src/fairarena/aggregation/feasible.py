@@ -246,7 +246,10 @@ class FeasibleModel:
         ``e_ij >= g^2 + 2 g (d - g)`` for every such value ``g`` gives ``e_ij >= d^2`` with equality at
         every value ``d`` can take (the maximum of the tangents at the grid points is the square on the
         grid). So ``sum e_ij <= n^2 W (1 - u)`` is exactly the variance bound, with no cutting rounds.
-        The pairs' ``e_ij`` are shared by every libertarian agent."""
+        The pairs' ``e_ij`` are shared by every libertarian agent. Under :data:`VAR_ON_GAPS` the
+        tangents are on ``d_ij >= |c_i - c_j|`` (the Gini's gaps) at the positive values ``g`` only:
+        increasing in ``d_ij``, so ``e_ij >= d_ij^2 >= (c_i - c_j)^2`` on the grid, and both bounds
+        only gain from ``d_ij`` at its least, ``|c_i - c_j|``: the same feasible set."""
         m, n = self.m, self.problem.n
         if getattr(self, "_var_pairs", None) is None:
             k = [int(v) for v in self.problem.n_needed]
