@@ -104,10 +104,11 @@ def test_closing_rules_get_the_finals_not_the_debate(cohort):
         res = run_debate(cohort, agents, DebateConfig(rounds=1, closing="first-valid-test", max_repairs=0))
         assert captured["n"] == 2 and res.final["joint"]["note"] == "aggregated 2 valid final(s); skipped invalid B"
         # a closing rule has no handle on the debate: ClosingContext carries problem, names, finals, ask, and
-        # plain data (each participant's objective name, the seed, the closing options)
+        # plain data (each participant's objective name, the seed, the closing options; the domain adapter, the
+        # instance and the participants' frozen profiles, for a domain that scores participants itself)
         from fairarena.arena.closing import ClosingContext
         assert set(ClosingContext.__dataclass_fields__) == {"problem", "names", "finals", "ask", "rounds", "objectives",
-                                                            "seed", "options"}
+                                                            "seed", "options", "domain", "instance", "profiles"}
     finally:
         CLOSING_RULES.remove("first-valid-test")
         MECHANISMS.remove("first-valid-test")

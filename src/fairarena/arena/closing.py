@@ -43,7 +43,10 @@ class ClosingContext:
     """What a closing rule sees: the problem, the participants in speaking order, every final (valid or
     not), and ``ask(name, phase, extra=..., draft=...) -> Step`` to put one more question to a participant
     (phases ``draft``, ``decide`` and ``revise``; the protocol records the turn). ``objectives`` gives each
-    participant's objective for the aggregation rules (:func:`participant_objective`)."""
+    participant's objective for the aggregation rules (:func:`participant_objective`). ``domain``,
+    ``instance`` and ``profiles`` (participant -> arena profile) let a domain that defines
+    ``closing_profile`` (:mod:`fairarena.arena.domain`) score the participants by its own utilities; the
+    defaults (no domain) keep the objectives alone."""
 
     problem: AllocationProblem
     names: list[str]
@@ -53,6 +56,17 @@ class ClosingContext:
     objectives: dict[str, str | None] = field(default_factory=dict)  # participant -> objective (None: none)
     seed: int = 0
     options: dict[str, Any] = field(default_factory=dict)           # e.g. share, revisions (dialectical)
+    domain: Any = None                                               # the debate's domain adapter
+    instance: Any = None                                             # the instance behind ``problem``
+    profiles: dict[str, Any] = field(default_factory=dict)           # participant -> arena Profile
+
+    def domain_profile(self, positions: dict[str, np.ndarray]) -> tuple[Any, list[str]] | None:
+        """The domain's candidate profile of ``positions`` (participant -> allocation) when the domain
+        defines ``closing_profile``; None when it does not (triage)."""
+        hook = getattr(self.domain, "closing_profile", None)
+        if hook is None:
+            return None
+        return hook(self.instance, {n: self.profiles.get(n) for n in self.names}, dict(positions))
 
     @property
     def valid_finals(self) -> dict[str, np.ndarray]:
@@ -181,9 +195,17 @@ def _voters(ctx: ClosingContext) -> tuple[list[str], dict[str, np.ndarray], list
 def aggregation_profile(ctx: ClosingContext) -> tuple[Any, list[str]]:
     """The aggregation :class:`~fairarena.aggregation.rules.Profile` of the debate's valid finals: one
     agent per voter (objective = :func:`participant_objective`, proposal = its final), the finals of
-    participants without an objective as extra candidates. None when fewer than two voters."""
+    participants without an objective as extra candidates. None when fewer than two voters.
+
+    When the debate's domain defines ``closing_profile`` (e.g. tourism), the domain's candidate profile of
+    the valid finals instead (its voters, its utilities; only candidate-set rules apply)."""
     from fairarena.aggregation.rules import Agent as AggAgent, Profile as AggProfile
 
+    own = ctx.domain_profile(ctx.valid_finals)
+    if own is not None:
+        profile, dnotes = own
+        invalid = [n for n in ctx.names if n not in ctx.valid_finals]
+        return profile, ([f"left out invalid final(s) of {', '.join(invalid)}"] if invalid else []) + list(dnotes)
     voters, extra, notes = _voters(ctx)
     if len(voters) < 2:
         return None, notes + [f"{len(voters)} participant(s) with a valid final and an objective; a rule needs two"]
@@ -194,8 +216,12 @@ def aggregation_profile(ctx: ClosingContext) -> tuple[Any, list[str]]:
 
 def _aggregation_closing(rule_name: str) -> Callable[[ClosingContext], Decision]:
     def rule(ctx: ClosingContext) -> Decision:
-        from fairarena.aggregation.rules import aggregate
+        from fairarena.aggregation.rules import RULES, aggregate
 
+        kind = RULES.entry(rule_name).kind
+        if kind != "candidates" and getattr(ctx.domain, "closing_profile", None) is not None:
+            return Decision(None, f"rule {rule_name} ({kind}) needs allocation objectives; the {ctx.domain.name} "
+                                  "domain scores participants by its own utilities, so only candidate-set rules close it")
         profile, notes = aggregation_profile(ctx)
         if profile is None:
             return Decision(None, "; ".join(notes))
@@ -243,14 +269,22 @@ def _cnss_distance(problem: AllocationProblem, xs: dict[str, np.ndarray]) -> dic
 def dialectical_state(ctx: ClosingContext, positions: dict[str, np.ndarray], share: float) -> dict[str, Any]:
     """Each checked participant's normalised utility (1 = its ideal over the feasible set) of every
     position, whether everyone keeps at least ``share`` in every other participant's position, and how far
-    apart the positions are."""
+    apart the positions are. With a domain that defines ``closing_profile`` the checked participants are
+    its voters and the utilities its own (a position it leaves out is worth 0 to everyone)."""
     from fairarena.aggregation.objectives import utilities
 
     names = [n for n in ctx.names if n in positions]
-    checked = [n for n in names if ctx.objectives.get(n)]
-    X = np.stack([positions[n] for n in names])
-    U = utilities(ctx.problem, [str(ctx.objectives[n]) for n in checked], X, "range") if checked else np.zeros((0, len(names)))
-    util = {a: {b: float(U[i, j]) for j, b in enumerate(names)} for i, a in enumerate(checked)}
+    own = ctx.domain_profile({n: positions[n] for n in names})
+    if own is None:
+        checked = [n for n in names if ctx.objectives.get(n)]
+        X = np.stack([positions[n] for n in names])
+        U = utilities(ctx.problem, [str(ctx.objectives[n]) for n in checked], X, "range") if checked else np.zeros((0, len(names)))
+        util = {a: {b: float(U[i, j]) for j, b in enumerate(names)} for i, a in enumerate(checked)}
+    else:   # the domain's utilities; a position the domain leaves out is worth 0 to every participant
+        prof = own[0]
+        checked = [] if prof is None else [a.name for a in prof.agents]
+        col = {} if prof is None else {c: j for j, c in enumerate(prof.candidates)}
+        util = {a: {b: float(prof.U[i, col[b]]) if b in col else 0.0 for b in names} for i, a in enumerate(checked)}
     worst = {a: min((util[a][b] for b in names if b != a), default=1.0) for a in checked}
     identical = all(np.allclose(positions[names[0]], positions[n]) for n in names[1:])
     dist = _cnss_distance(ctx.problem, {n: positions[n] for n in names})
@@ -271,9 +305,9 @@ def dialectical(ctx: ClosingContext) -> Decision:
     positions = dict(ctx.valid_finals)
     if len(positions) < 2:
         return Decision(None, "dialectical closing needs two valid finals")
-    checked = [n for n in ctx.names if ctx.objectives.get(n)]
     rounds: list[dict[str, Any]] = []
     state = dialectical_state(ctx, positions, share)
+    checked = list(state["utilities"])   # participants with an objective (or the domain's voters)
     rounds.append({"revision": 0, "revised": [], **state})
     k = 0
     while not state["compatible"] and k < limit:
@@ -292,6 +326,7 @@ def dialectical(ctx: ClosingContext) -> Decision:
             if step.proposal.valid and step.allocation is not None:
                 positions[name] = step.allocation
         state = dialectical_state(ctx, positions, share)
+        checked = list(state["utilities"])
         rounds.append({"revision": k, "revised": movers, **state})
     names = [n for n in ctx.names if n in positions]
     # the joint decision: the position whose worst-off checked participant is best off (speaking order on ties)

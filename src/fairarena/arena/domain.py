@@ -7,6 +7,11 @@ a prompt, what its items and resources are called, the rules every agent is told
 and how the instance is stored in (and read back from) a transcript header. Triage is the first domain
 (:data:`TRIAGE`); a new domain registers itself in :data:`DOMAINS`.
 
+Optional hook: a domain whose participants are scored by the domain's own utilities (not by an
+allocation objective of :mod:`fairarena.aggregation.objectives`) defines ``closing_profile`` (see
+:class:`Domain`); the aggregation closings and the dialectical acceptance check then use it. Triage does
+not define it: its participants are scored by :func:`fairarena.arena.closing.participant_objective`.
+
 Every piece of instance data that enters a prompt goes through :func:`fairarena.arena.prompts.cell`
 (table cells) so that it cannot add columns, rows or tags (see docs/arena.md, "Quoting").
 """
@@ -22,7 +27,20 @@ from fairarena.registry import Registry
 
 
 class Domain(Protocol):
-    """What a domain supplies to the arena (an instance is any object the domain understands)."""
+    """What a domain supplies to the arena (an instance is any object the domain understands).
+
+    Optional (not part of the protocol's required methods; looked up with ``getattr``)::
+
+        def closing_profile(self, instance, participants: dict[str, Profile],
+                            finals: dict[str, np.ndarray]) -> tuple[aggregation.Profile | None, list[str]]
+
+    ``participants``: every participant's arena profile, in speaking order; ``finals``: the positions to
+    score (participant -> valid allocation; the valid finals, or the dialectical positions). Returns a
+    candidate :class:`fairarena.aggregation.rules.Profile` whose agents are the voting participants (named
+    as in the debate) and whose candidates are the participants whose position the domain keeps (named
+    after them; ``X`` their allocations), with the domain's utilities, plus notes (who was left out and
+    why); None instead of the profile when fewer than two participants vote or no position is kept. Only
+    candidate-set rules apply to such a profile."""
 
     name: str
     item: str            # what one row of the allocation is called ("patient")

@@ -330,7 +330,9 @@ class Debate:
         ctx = ClosingContext(self.problem, list(self.names), dict(finals), closing_ask, self.config.rounds,
                              objectives={n: participant_objective(a.profile) for n, a in self.agents.items()},
                              seed=self.config.seed,
-                             options={"share": self.config.share, "revisions": self.config.revisions})
+                             options={"share": self.config.share, "revisions": self.config.revisions},
+                             domain=self.domain, instance=self.instance,
+                             profiles={n: a.profile for n, a in self.agents.items()})
         decision = decide(rule, ctx)
         joint = self.close(rule.name, decision.allocation, decision.note, decision.details)
         return {"rounds": rounds, "finals": finals, "joint": joint}

@@ -6,11 +6,19 @@ The arena sees :func:`fairarena.tourism.decisions.flows_problem` (individuals = 
 = ``POI@slot`` pairs with free capacity). It checks capacities and integrality; the rule that every
 visitor makes one visit per slot is stated in the prompt, and a final that breaks it is reported by
 :func:`fairarena.tourism.metrics.flow_feasibility`, never repaired silently.
+
+Closings: the domain defines the arena's optional ``closing_profile`` hook
+(:meth:`TourismDomain.closing_profile`), so a social-choice closing (``nash``, ``leximin``, ``pf-lottery``,
+... — the candidate-set rules) and the ``dialectical`` acceptance check score each stakeholder agent by its
+stakeholder's own objective, with the payoff-table utilities of
+:func:`fairarena.tourism.decisions.utility_matrix` (as the scripted :func:`~fairarena.tourism.decisions.debate`
+closes), not by a triage objective. Feasible-set and repair aggregation rules need allocation objectives and
+are refused (:func:`llm_closings` lists the closings a tourism debate accepts).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +28,34 @@ from fairarena.allocation.problem import AllocationProblem, allocation_from_mapp
 from fairarena.arena.domain import DOMAINS
 from fairarena.arena.profiles import Profile
 from fairarena.arena.prompts import cell, number
-from fairarena.tourism.decisions import Candidates, candidates, evaluate_decision, flows_problem
+from fairarena.errors import InputError
+from fairarena.tourism.decisions import (
+    Candidates, candidates, evaluate_decision, flows_problem, metrics_of, utility_matrix,
+)
 from fairarena.tourism.destination import Destination, parse_destination
 from fairarena.tourism.metrics import flow_feasibility
-from fairarena.tourism.stakeholders import Stakeholder
+from fairarena.tourism.stakeholders import Stakeholder, make, stakeholder_value
 
 __all__ = ["TourismDomain", "TOURISM", "StakeholderProfile", "agent_name", "llm_debate", "llm_negotiate", "final_flows",
-           "flows_from_allocation"]
+           "flows_from_allocation", "llm_closings", "check_closing", "closing_utilities", "CLOSING_SCALES"]
+
+#: How the closing normalises the finals' values (:func:`closing_utilities`).
+CLOSING_SCALES = ("joint", "each")
 
 
 @dataclass(frozen=True)
 class TourismDomain:
+    """The visitor flows as an arena domain. ``cands``: the stakeholders' flow candidates the closings
+    normalise over (None: built from the destination when a closing first needs them, once per
+    destination and stakeholder list); ``closing_scale``: ``"joint"`` or ``"each"`` (:func:`closing_utilities`)."""
+
     name: str = "tourism"
     item: str = "group"
     item_id: str = "GROUP_ID"
     setting: str = "a tourist visitor-flow allocation"
+    cands: Candidates | None = field(default=None, compare=False, repr=False)
+    closing_scale: str = "joint"
+    _memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def problem(self, instance: Destination) -> AllocationProblem:
         return flows_problem(instance)
@@ -71,6 +92,112 @@ class TourismDomain:
     def from_dict(self, data: Any) -> Destination:
         return parse_destination(data)
 
+    def candidates_for(self, instance: Destination, stakeholders: list[Stakeholder]) -> Candidates:
+        """``cands`` when they are the candidates of these stakeholders (same names, same order), else the
+        flow candidates built from ``instance`` (kept for the last destination and stakeholder list)."""
+        names = [s.name for s in stakeholders]
+        c = self.cands
+        if c is not None and c.names[:len(names)] == names and c.values.shape[0] == len(names):
+            return c
+        memo = self._memo.get("candidates")
+        if memo is not None and memo[0] is instance and memo[1] == names:
+            return memo[2]
+        c = candidates(instance, stakeholders, "flows")
+        self._memo["candidates"] = (instance, names, c)
+        return c
+
+    def closing_profile(self, instance: Destination, participants: dict[str, Any], finals: dict[str, np.ndarray]
+                        ) -> tuple[Any, list[str]]:
+        """The arena's optional closing hook (:class:`fairarena.arena.domain.Domain`).
+
+        Voters: every participant aligned to a stakeholder (a :class:`StakeholderProfile`), in speaking
+        order — also one whose own final was invalid or left out, since its stakeholder's objective is
+        defined on every decision (the scripted debate lets every stakeholder vote as well). Candidates: the
+        given finals that keep the flow rules (:func:`~fairarena.tourism.metrics.flow_feasibility`); a final
+        that breaks them (e.g. a group not making exactly one visit per slot) is left out and noted. The
+        utilities are :func:`closing_utilities` (stakeholder values as in
+        :func:`~fairarena.tourism.decisions.evaluate_decision`, payoff-table normalisation over the
+        stakeholders' flow candidates and the kept finals); the profile is built as
+        :func:`fairarena.tourism.decisions.debate` builds its closing profile (``Profile.from_utilities``,
+        one agent per stakeholder, group = its kind), plus ``X`` = the kept finals so that the arena can
+        return the chosen allocation."""
+        from fairarena.aggregation.rules import Agent as AggAgent, Profile as AggProfile
+
+        notes: list[str] = []
+        voters = [(n, p) for n, p in participants.items() if isinstance(p, StakeholderProfile) and p.stakeholder]
+        voting = {n for n, _ in voters}
+        if others := [n for n in participants if n not in voting]:
+            notes.append(f"{', '.join(others)} (no stakeholder) do not vote; their final(s) stay candidates")
+        kept: dict[str, np.ndarray] = {}
+        for n in participants:
+            if n not in finals:
+                continue
+            bad = flow_feasibility(instance, flows_from_allocation(instance, finals[n]))
+            if bad:
+                notes.append(f"left out {n}'s final, which breaks the flow rules: " + "; ".join(bad[:2])
+                             + (f" (and {len(bad) - 2} more)" if len(bad) > 2 else ""))
+            else:
+                kept[n] = np.asarray(finals[n], dtype=float)
+        if len(voters) < 2:
+            return None, notes + [f"{len(voters)} participant(s) aligned to a stakeholder; a rule needs two"]
+        if not kept:
+            return None, notes + ["no final keeps the flow rules"]
+        ss = [p.source if p.source is not None else make(p.stakeholder, "stakeholder") for _, p in voters]
+        cands = self.candidates_for(instance, ss)
+        U = closing_utilities(instance, ss, [flows_from_allocation(instance, x) for x in kept.values()], cands,
+                              self.closing_scale)
+        agents = [AggAgent(n, p.name, group=s.kind) for (n, p), s in zip(voters, ss)]
+        prof = AggProfile.from_utilities(agents, list(kept), U)
+        prof.X = np.stack(list(kept.values()))
+        notes.append(f"utilities: each stakeholder's objective, payoff table over the {len(cands.names)} flow "
+                     f"candidates and the {len(kept)} kept final(s) (scale {self.closing_scale})")
+        return prof, notes
+
+
+def closing_utilities(d: Destination, stakeholders: list[Stakeholder], finals: list[np.ndarray], cands: Candidates,
+                      scale: str = "joint") -> np.ndarray:
+    """``(N, len(finals))`` utilities of flow decisions ``finals`` for the stakeholders: each value as
+    :func:`~fairarena.tourism.decisions.evaluate_decision` computes it (the stakeholder's objective over the
+    flow metrics), normalised with the payoff table (:func:`~fairarena.tourism.decisions.utility_matrix`).
+
+    ``scale="joint"`` (default): over the candidates (which hold each stakeholder's own proposal, its ideal)
+    and all the finals together — one scale for every final, best = the largest value among them, worst =
+    the smallest, so a final worse than every candidate is still ranked below a better one (the analogue of
+    :func:`~fairarena.tourism.decisions.debate`, whose finals are candidates). ``scale="each"``: every final
+    normalised over the candidates and itself alone — exactly the utility :func:`evaluate_decision` (and a
+    study row) reports for that final if it is the decision; equal to ``joint`` when the finals lie within
+    the candidates' range, but every final below all candidates is 0 for that stakeholder (ties)."""
+    if scale not in CLOSING_SCALES:
+        raise InputError("closing_scale", scale, f"one of {', '.join(CLOSING_SCALES)}")
+    v = np.array([[stakeholder_value(d, s, metrics_of(d, "flows", F), "flows") for F in finals] for s in stakeholders],
+                 dtype=float).reshape(len(stakeholders), len(finals))
+    K = cands.values.shape[1]
+    if scale == "joint":
+        return utility_matrix(np.concatenate([cands.values, v], axis=1))[:, K:]
+    return np.stack([utility_matrix(np.concatenate([cands.values, v[:, [f]]], axis=1))[:, -1]
+                     for f in range(len(finals))], axis=1).reshape(len(stakeholders), len(finals))
+
+
+def llm_closings() -> list[str]:
+    """The arena closing rules a tourism debate accepts: ``joint-draft``, ``mean-repair``, ``dialectical``
+    and every candidate-set aggregation rule (``nash``, ``leximin``, ``pf-lottery``, ...; derived from the
+    registries). Feasible-set rules (``utilitarian-feasible``, ``nash-bargaining``, ...) optimise allocation
+    objectives over the allocation problem and the repair rules (``mean``, ``median``) score the finals by
+    them; neither can use the stakeholders' payoff-table utilities, so they are refused before any work."""
+    from fairarena.aggregation.rules import RULES
+    from fairarena.arena.closing import CLOSING_RULES
+
+    return [n for n in CLOSING_RULES
+            if CLOSING_RULES.entry(n).meta.get("source") != "aggregation" or RULES.entry(n).kind == "candidates"]
+
+
+def check_closing(closing: Any, field_name: str = "closing") -> str:
+    """``closing`` when a tourism debate accepts it (:func:`llm_closings`), else InputError naming ``field_name``."""
+    allowed = llm_closings()
+    if closing not in allowed:
+        raise InputError(field_name, closing, f"one of {', '.join(allowed)} (a tourism debate's closing rules)")
+    return str(closing)
+
 
 TOURISM = TourismDomain()
 if "tourism" not in DOMAINS:
@@ -86,6 +213,7 @@ class StakeholderProfile(Profile):
     statement: str = ""
     objective: str = ""
     documents: tuple[tuple[str, str], ...] = ()     # (id, text) quoted in full in the system prompt
+    source: Stakeholder | None = field(default=None, compare=False, repr=False)   # the closings score by it
 
     @property
     def name(self) -> str:
@@ -114,7 +242,8 @@ def profile_of(s: Stakeholder) -> StakeholderProfile:
     from fairarena.tourism.stakeholders import document_text
 
     docs = tuple((name, document_text(name)) for name in s.documents)
-    return StakeholderProfile(kind="baseline", stakeholder=s.name, statement=s.value, objective=obj, documents=docs)
+    return StakeholderProfile(kind="baseline", stakeholder=s.name, statement=s.value, objective=obj, documents=docs,
+                              source=s)
 
 
 def flows_from_allocation(d: Destination, x: np.ndarray) -> np.ndarray:
@@ -124,14 +253,17 @@ def flows_from_allocation(d: Destination, x: np.ndarray) -> np.ndarray:
 
 def llm_negotiate(d: Destination, stakeholders: list[Stakeholder], model: str | dict[str, Any], *, rounds: int = 1,
                   closing: str = "mean-repair", seed: int = 0, transcript: str | Path | None = None,
-                  models: dict[str, Any] | None = None) -> Any:
+                  models: dict[str, Any] | None = None, cands: Candidates | None = None) -> Any:
     """Stakeholder agents negotiate the flows through :func:`fairarena.arena.run_debate`; returns the arena's
     :class:`~fairarena.arena.result.DebateResult`. ``model`` is one model spec for all agents (built once and
     kept in ``models``, spec -> ChatModel, so callers can share built models between debates), or a dict
-    agent name -> a ChatModel (tests)."""
+    agent name -> a ChatModel (tests). ``closing``: one of :func:`llm_closings` (checked before any work);
+    a social-choice or dialectical closing scores the stakeholders over ``cands`` (default: built from
+    ``d`` when first needed; :meth:`TourismDomain.closing_profile`)."""
     from fairarena.arena import DebateConfig, run_debate
     from fairarena.arena.protocol import Agent
 
+    check_closing(closing)
     agents = []
     for s in stakeholders:
         nm = agent_name(s)
@@ -146,7 +278,7 @@ def llm_negotiate(d: Destination, stakeholders: list[Stakeholder], model: str | 
             chat, spec = models[model], model
         agents.append(Agent(nm, profile_of(s), chat, spec))
     return run_debate(d, agents, config=DebateConfig(rounds=rounds, closing=closing, seed=seed), transcript=transcript,
-                      domain=TOURISM)
+                      domain=replace(TOURISM, cands=cands, _memo={}))
 
 
 def final_flows(d: Destination, res: Any) -> dict[str, np.ndarray]:
@@ -161,13 +293,16 @@ def llm_debate(d: Destination, stakeholders: list[Stakeholder], model: str | dic
                models: dict[str, Any] | None = None, cands: Candidates | None = None) -> dict[str, Any]:
     """:func:`llm_negotiate`, then every final and the joint decision evaluated for every stakeholder
     (utilities normalised over ``cands``, default the flow candidates of the stakeholders)."""
-    res = llm_negotiate(d, stakeholders, model, rounds=rounds, closing=closing, seed=seed, transcript=transcript,
-                        models=models)
+    check_closing(closing)
     cands = cands or candidates(d, stakeholders, "flows")
+    res = llm_negotiate(d, stakeholders, model, rounds=rounds, closing=closing, seed=seed, transcript=transcript,
+                        models=models, cands=cands)
     evals: dict[str, Any] = {}
     for key, F in final_flows(d, res).items():
         ev = evaluate_decision(d, stakeholders, "flows", F, cands)
         evals[key] = {"violations": flow_feasibility(d, F), "stakeholders": ev["stakeholders"],
                       "metrics": {m: v for m, v in ev["metrics"].items() if isinstance(v, float)}}
+    joint = res.final.get("joint") or {}
     return {"status": res.status, "error": res.error, "agents": res.agents, "usage": res.usage,
+            "closing": {"rule": closing, "note": joint.get("note"), "details": joint.get("details")},
             "evaluation": evals, "transcript": res.transcript}

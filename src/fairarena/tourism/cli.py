@@ -101,7 +101,8 @@ def run_cmd(
     destination: Path = typer.Option(..., "--destination", help="Destination JSON."),
     stakeholders: str = typer.Option("tourists:family,residents,local-business,destination", "--stakeholders"),
     decision: str = typer.Option("lists", "--decision", help="lists or flows."),
-    rule: str = typer.Option("schulze", "--rule", help="Aggregation rule (see docs/tourism.md)."),
+    rule: Optional[str] = typer.Option(None, "--rule", help="Aggregation rule (see docs/tourism.md; default schulze). "
+                                       "With --model: the debate's closing rule (default mean-repair)."),
     k: int = typer.Option(5, "--k", help="List length."),
     rounds: int = typer.Option(0, "--rounds", help="Debate rounds before the rule closes (0: the rule alone)."),
     model: Optional[str] = typer.Option(None, "--model", help="LLM spec: stakeholder agents negotiate the flows "
@@ -120,21 +121,24 @@ def run_cmd(
         raise InputError("--rounds", rounds, "0..50")
     d, ss = _setup(destination, stakeholders, decision, k, attention)
     if model is not None and model != "scripted":
-        # LLM agents (any backend) negotiate the flows through the arena; --rule is not used: the arena's
-        # closing rule decides (mean-repair)
+        # LLM agents (any backend) negotiate the flows through the arena; --rule is the arena's closing rule
+        # (default mean-repair; social-choice closings score the stakeholders by their own objectives)
         if decision != "flows":
             raise InputError("--model", model, "LLM agents negotiate --decision flows (lists are decided by rules)")
         from fairarena.llm.spec import parse_model_spec
-        from fairarena.tourism.arena import llm_debate
+        from fairarena.tourism.arena import check_closing, llm_debate
 
         parse_model_spec(model)
+        closing = check_closing(rule or "mean-repair", "--rule")
 
         def work() -> Any:
             transcript = (out / "transcript.jsonl") if out is not None else None
-            return {**llm_debate(d, ss, model, rounds=max(1, rounds), seed=seed, transcript=transcript), "seed": seed}
+            return {**llm_debate(d, ss, model, rounds=max(1, rounds), closing=closing, seed=seed,
+                                 transcript=transcript), "seed": seed}
 
         result = _write(out, force, "tourism run", work, config={"destination": str(destination), "model": model,
-                                                                 "stakeholders": stakeholders, "rounds": rounds})
+                                                                 "stakeholders": stakeholders, "rounds": rounds,
+                                                                 "closing": closing})
         if as_json:
             emit_json(result)
         else:
@@ -145,6 +149,7 @@ def run_cmd(
         return
     from fairarena.tourism.decisions import check_rule
 
+    rule = rule or "schulze"
     check_rule(decision, rule)
     cfg = {"destination": str(destination), "stakeholders": stakeholders, "decision": decision, "rule": rule, "k": k,
            "rounds": rounds, "attention": attention, "seed": seed}

@@ -74,9 +74,9 @@ def scripted_closings() -> list[str]:
 
 
 def _llm_closings() -> list[str]:
-    from fairarena.arena.closing import CLOSING_RULES
+    from fairarena.tourism.arena import llm_closings
 
-    return list(CLOSING_RULES)
+    return llm_closings()
 
 
 def check_design(*, stakeholders: list[str], decision: str, rules: list[str], closing: str, k: int, pois: int,
@@ -85,7 +85,8 @@ def check_design(*, stakeholders: list[str], decision: str, rules: list[str], cl
 
     ``stakeholders``: at least two distinct names that ``tourism run --stakeholders`` accepts; ``decision``
     in :data:`~fairarena.tourism.decisions.DECISIONS`; every rule of ``rules`` valid for the decision (empty:
-    all); ``closing`` one of :func:`scripted_closings` (scripted) or an arena closing rule (language model);
+    all); ``closing`` one of :func:`scripted_closings` (scripted) or a closing rule a tourism debate accepts
+    (language model: :func:`fairarena.tourism.arena.llm_closings` — no feasible-set or repair rule);
     ``1 <= k <= pois``; ``pois`` within :data:`~fairarena.tourism.destination.POIS_RANGE`; a ``model`` other
     than ``"scripted"`` a valid model spec, and only with decision ``flows`` (language-model agents negotiate
     flows)."""
@@ -118,7 +119,8 @@ def check_design(*, stakeholders: list[str], decision: str, rules: list[str], cl
     allowed = scripted_closings() if model == SCRIPTED else _llm_closings()
     if closing not in allowed:
         raise InputError("study.closing", closing, f"one of {', '.join(allowed)}"
-                         + (" (scripted debate)" if model == SCRIPTED else " (arena closing rules)"))
+                         + (" (scripted debate)" if model == SCRIPTED else
+                            " (arena closing rules that score stakeholders by their objectives)"))
     check_pois(pois, "study.pois")
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= pois:
         raise InputError("study.k", k, f"an integer in 1..{pois} (the number of POIs)")
@@ -229,7 +231,7 @@ def _llm_debate(d: Destination, ss: list[Any], cands: Candidates, *, model: str,
     zero = {n: _usage_row(0) for n in names}
     try:
         res = llm_negotiate(d, ss, model, rounds=rounds, closing=closing, seed=seed, transcript=transcript,
-                            models=models)
+                            models=models, cands=cands)
     except InputError:
         raise
     except (FairArenaError, OSError) as exc:   # e.g. a backend that cannot be built or reached
