@@ -196,6 +196,15 @@ class AllocationMILP:
                            options={**options, **self.highs_options})
         except AttributeError:  # this SciPy's HiGHS does not know an extra option: solve without them
             res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options=options)
+        if res.status == 4:
+            # "Solve error": HiGHS's repair of a solution found after presolve can fail on these max-min
+            # models (the stray `transformNewIntegerFeasibleSolution` line, ERGO-Code/HiGHS#2783; e.g. the
+            # council of standard cohort 44 under the default search). The same model without presolve
+            # solves; a second failure is reported.
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+                res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
+                           options={**options, **self.highs_options, "presolve": False})
         if res.status == 2:
             raise InfeasibleMILP(f"HiGHS MILP infeasible: {res.message}")
         if res.status != 0 or res.x is None:
