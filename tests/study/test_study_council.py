@@ -130,6 +130,9 @@ def test_statistics_are_the_paired_means_by_hand(council_run):
             diffs.append(rows["debate"]["metrics"]["rmg"] - rows[rule]["metrics"]["rmg"])
         res = an.stats.cell("debate", rule, "rmg").result
         assert res.n == 2 and res.mean_diff == pytest.approx(sum(diffs) / 2, abs=1e-12)
+    calls = [sum(u["calls"] for u in rec["usage"].values()) for rec in recs]
+    assert an.spent == {"calls_per_debate": sum(calls) / 2, "tokens_per_debate": 0.0}   # scripted: no tokens
+    assert min(calls) >= 6 * 3                               # six members, two rounds and the finals at least
     tables = study_tables(an)
     assert [r.label for r in tables["council"].rows] == [*RULES, "debate"]
     assert [r.label for r in tables["debate_vs_rules"].rows] == RULES

@@ -65,11 +65,27 @@ class CouncilAnalysis:
     instances: list[dict[str, Any]]              # per record: key, cohort, rows
     status: dict[str, Any]
     seconds: float
+    spent: dict[str, float]                      # the debate's mean model calls and tokens per instance
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "council", "name": self.name, "domain": self.domain, "members": self.members,
                 "rules": self.rules, "directions": self.directions, "summary": self.summary,
-                "statistics": self.stats.to_dict(), "status": self.status, "seconds": round(self.seconds, 3)}
+                "statistics": self.stats.to_dict(), "spent": self.spent, "status": self.status,
+                "seconds": round(self.seconds, 3)}
+
+
+def spent(record: Mapping[str, Any]) -> tuple[int, int]:
+    """(model calls, prompt + completion tokens) of one council debate over all members, from the record's
+    usage. Scripted members' calls count, their tokens do not (no model spent them; as the duel's
+    :func:`fairarena.experiments.study_mechanisms.spent`)."""
+    scripted = str(record["task"].get("model", "")).startswith("scripted")
+    calls = tokens = 0
+    for u in (record.get("usage") or {}).values():
+        if isinstance(u, Mapping):
+            calls += int(u.get("calls") or 0)
+            if not scripted:
+                tokens += int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
+    return calls, tokens
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -127,8 +143,10 @@ def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False,
     st = compare_table(pairs, {**dirs, **SUMMARY_METRICS}, test=test, correction="holm" if holm else "none",
                        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples,
                        opponents=[DEBATE], frameworks=rules)
+    costs = [spent(r) for r in recs]
+    used = {"calls_per_debate": _mean([c for c, _ in costs]), "tokens_per_debate": _mean([t for _, t in costs])}
     return CouncilAnalysis(cfg.name, cfg.domain, members, rules, all_dirs, summary, st, instances, status,
-                           time.perf_counter() - t0)
+                           time.perf_counter() - t0, used)
 
 
 # ------------------------------------------------------------------------------------------------ tables, figures
@@ -175,7 +193,10 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
     t2 = Table("Debate vs each rule: mean paired difference debate - rule (paired by instance)", tuple(dcols),
                tuple(drows), index_header="rule",
                notes=("Stars: p < 0.05, 0.01, 0.001 (the study's paired test); bold: the debate is significantly "
-                      "better on that metric.",))
+                      "better on that metric.",
+                      f"The debate spent {format_num(an.spent['calls_per_debate'], 1)} model calls and "
+                      f"{format_num(an.spent['tokens_per_debate'], 0)} tokens per instance (scripted members: calls "
+                      "only); the rules spend none."))
     return {"council": t1, "debate_vs_rules": t2}
 
 
@@ -280,4 +301,4 @@ def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = F
 
 
 __all__ = ["CouncilAnalysis", "SUMMARY_METRICS", "analyse_council", "build_council_report", "council_tables",
-           "directions", "metrics_figure", "record_rows", "utility_figure"]
+           "directions", "metrics_figure", "record_rows", "spent", "utility_figure"]
