@@ -30,10 +30,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("fairarena.experiments.cli", "The full-factorial procedural-fairness sweep (Table 1, Figure 1)."),
     "preflib": ("fairarena.experiments.cli",
                 "Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."),
-    "study": ("fairarena.experiments.study_cli", "The triage-debate study: design (TOML), run/resume, status."),
+    "study": ("fairarena.experiments.study_cli", "Studies of many debates (duel or council; triage or tourism): design "
+              "(TOML), run/resume, status, statistics, tables, report."),
     "debate": ("fairarena.arena.cli", "Two or more agents negotiate a triage allocation over rounds; prints each "
                "round's metrics and the joint final."),
-    "study": ("fairarena.experiments.study_cli", "The triage-debate study: design (TOML), run/resume, status."),
     "aggregate": ("fairarena.aggregation.cli",
                   "Social-choice aggregation of agents' proposals: rules, run, axiom audit."),
     "evaluate": ("fairarena.aggregation.cli",
