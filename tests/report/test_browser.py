@@ -50,6 +50,21 @@ def _browser():
     pytest.skip(why)
 
 
+def _chrome(chromium: str, chromedriver: str, profile: Path, size: str):
+    """Headless chromium through selenium, offline (no background network), its console log kept."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+              "--disable-background-networking", "--disable-component-update", "--disable-sync",
+              f"--user-data-dir={profile}", f"--window-size={size}"):
+        opts.add_argument(a)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=opts, service=Service(executable_path=chromedriver))
+
+
 def study():
     rng = np.random.default_rng(4)
     recs = []
@@ -98,22 +113,13 @@ def test_report_is_self_contained_and_ids_unique(tmp_path):
 
 def test_report_renders_in_headless_chromium():
     chromium, chromedriver = _browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     OUT.mkdir(exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="fa-report-"))
     path = write_html(build_report(study()), workdir / "report.html")
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              f"--user-data-dir={workdir / 'profile'}", "--window-size=1280,900"):
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=Service(executable_path=chromedriver))
+    drv = _chrome(chromium, chromedriver, workdir / 'profile', "1280,900")
     try:
         drv.get(path.as_uri())
         js = drv.execute_script
@@ -173,8 +179,6 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
     """`fairarena study report` on a real (tiny, scripted) study: Tables 2 and 3, the emergence tables and
     figures, the per-debate transcript drill-down; no console errors; screenshots in out/."""
     chromium, chromedriver = _browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     from fairarena.experiments.study import preset, to_toml
@@ -185,14 +189,7 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
     run_study(cfg, to_toml(cfg), tmp_path / "study")
     path = write_study_report(tmp_path / "study", tmp_path / "report.html", details=3)
     OUT.mkdir(exist_ok=True)
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,900"):
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=Service(executable_path=chromedriver))
+    drv = _chrome(chromium, chromedriver, tmp_path / 'profile', "1280,900")
     try:
         drv.get(path.as_uri())
         js = drv.execute_script
@@ -236,8 +233,6 @@ def test_council_study_report_renders_in_headless_chromium(tmp_path):
     with every rule and the debate, the utility heat map and metric panels with a size, the paired table,
     the per-instance drill-down; no console errors; screenshots in out/."""
     chromium, chromedriver = _browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
 
     from fairarena.experiments.study import preset, to_toml
@@ -249,14 +244,7 @@ def test_council_study_report_renders_in_headless_chromium(tmp_path):
     path = write_study_report(tmp_path / "study", tmp_path / "report.html")
     n_rows = len(cfg.council_rules()) + 1
     OUT.mkdir(exist_ok=True)
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = chromium
-    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-              "--disable-background-networking", "--disable-component-update", "--disable-sync",
-              f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000"):
-        opts.add_argument(a)
-    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    drv = webdriver.Chrome(options=opts, service=Service(executable_path=chromedriver))
+    drv = _chrome(chromium, chromedriver, tmp_path / 'profile', "1400,1000")
     try:
         drv.get(path.as_uri())
         js = drv.execute_script
