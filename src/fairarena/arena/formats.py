@@ -217,21 +217,11 @@ def priorities_schema(problem: AllocationProblem, *, text_limit: int = 600, deci
     lists = {}
     for r, res in enumerate(problem.resources):
         ids = [pid for i, pid in enumerate(problem.ids) if problem.needed[i, r]]
-        num = {"type": "integer" if problem.indivisible[r] else "number", "minimum": 0}
-        item = {"anyOf": [{"enum": ids},
-                          {"type": "array", "prefixItems": [{"enum": ids}, num], "minItems": 2, "maxItems": 2}]}
+        item = {"anyOf": [{"enum": ids}, {"type": "array", "prefixItems": [{"enum": ids}, parsing.amount_schema(problem, r)],
+                                          "minItems": 2, "maxItems": 2}]}
         lists[res] = {"type": "array", "items": item, "maxItems": max(len(ids), 1)}
-    props: dict[str, Any] = {
-        "priorities": {"type": "object", "properties": lists, "required": list(problem.resources),
-                       "additionalProperties": False},
-        "justification": {"type": "string", "maxLength": text_limit},
-        "critique": {"type": "string", "maxLength": text_limit},
-    }
-    required = ["priorities", "justification", "critique"]
-    if decision:
-        props = {**parsing.DECISION_SCHEMA_EXTRA, **props}
-        required = ["accept"] + required
-    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+    body = {"type": "object", "properties": lists, "required": list(problem.resources), "additionalProperties": False}
+    return parsing.reply_schema("priorities", body, text_limit=text_limit, decision=decision)
 
 
 def priorities_reply(item_id: str, decide: bool) -> str:

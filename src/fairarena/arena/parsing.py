@@ -41,27 +41,32 @@ PROPOSAL_SCHEMA: dict[str, Any] = {
 DECISION_SCHEMA_EXTRA = {"accept": {"type": "boolean", "description": "true to accept the draft unchanged"}}
 
 
+def amount_schema(problem: AllocationProblem, r: int) -> dict[str, Any]:
+    """An amount of resource ``r``: a non-negative integer for an indivisible resource, else a number."""
+    return {"type": "integer" if problem.indivisible[r] else "number", "minimum": 0}
+
+
+def reply_schema(key: str, body: dict[str, Any], *, text_limit: int = 600, decision: bool = False) -> dict[str, Any]:
+    """One reply: ``{key: body, "justification", "critique"}`` (plus ``"accept"`` first for a decision
+    turn), every field required, nothing else allowed. Each proposal format supplies its ``key`` and body."""
+    props: dict[str, Any] = {key: body, "justification": {"type": "string", "maxLength": text_limit},
+                             "critique": {"type": "string", "maxLength": text_limit}}
+    required = [key, "justification", "critique"]
+    if decision:
+        props = {**DECISION_SCHEMA_EXTRA, **props}
+        required = ["accept"] + required
+    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+
+
 def proposal_schema(problem: AllocationProblem, *, text_limit: int = 600, decision: bool = False) -> dict[str, Any]:
     """The schema for one cohort: every patient id, and for each its needed resources
     (integers for indivisible ones). Used for schema-constrained decoding."""
     patients = {}
     for i, pid in enumerate(problem.ids):
-        props = {}
-        for r, res in enumerate(problem.resources):
-            if problem.needed[i, r]:
-                props[res] = {"type": "integer" if problem.indivisible[r] else "number", "minimum": 0}
+        props = {res: amount_schema(problem, r) for r, res in enumerate(problem.resources) if problem.needed[i, r]}
         patients[pid] = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
-    props: dict[str, Any] = {
-        "allocation": {"type": "object", "properties": patients, "required": list(problem.ids),
-                       "additionalProperties": False},
-        "justification": {"type": "string", "maxLength": text_limit},
-        "critique": {"type": "string", "maxLength": text_limit},
-    }
-    required = ["allocation", "justification", "critique"]
-    if decision:
-        props = {**DECISION_SCHEMA_EXTRA, **props}
-        required = ["accept"] + required
-    return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
+    body = {"type": "object", "properties": patients, "required": list(problem.ids), "additionalProperties": False}
+    return reply_schema("allocation", body, text_limit=text_limit, decision=decision)
 
 
 @dataclass
