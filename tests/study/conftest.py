@@ -4,6 +4,10 @@ loopback OpenAI-compatible server that answers every debate turn with a valid (a
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +21,27 @@ OUTCOME = ("status", "error", "rounds", "final", "feasible", "metrics")
 def outcome(record: dict[str, Any]) -> dict[str, Any]:
     """What a debate decided (no timing, usage latencies, pids or dates)."""
     return {k: record.get(k) for k in ("key", "task", *OUTCOME)}
+
+
+def run_and_kill(study: Any, root: Any, *, after: int, timeout: float, poll: float, extra: tuple[str, ...] = ()) -> int:
+    """``fairarena study run STUDY --out ROOT`` in a subprocess, killed with SIGKILL as soon as ``after``
+    debates are on disk (within ``timeout`` seconds, or the test fails); returns its exit code."""
+    from fairarena.experiments.study_store import finished_keys
+
+    proc = subprocess.Popen([sys.executable, "-m", "fairarena.cli", "study", "run", str(study), "--out", str(root),
+                             *extra, "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + timeout
+        while len(finished_keys(root)) < after:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline
+            time.sleep(poll)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode
 
 
 def tiny_design(**kw: Any):

@@ -7,16 +7,13 @@ import hashlib
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 
 from fairarena.experiments.study import expand, load_study, to_toml
 from fairarena.experiments.study_store import (
     finished_keys, load_results, read_records, record_path, run_study, study_status, transcript_path,
 )
 
-from .conftest import tiny_design
+from .conftest import run_and_kill, tiny_design
 
 
 def _check_complete(root, keys):
@@ -35,20 +32,7 @@ def test_sigkill_midway_then_resume(tmp_path):
     cfg, _ = load_study(study)
     tasks = expand(cfg)
     root = tmp_path / "st"
-    proc = subprocess.Popen([sys.executable, "-m", "fairarena.cli", "study", "run", str(study), "--out", str(root),
-                             "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 120
-        while len(finished_keys(root)) < 3:
-            assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline
-            time.sleep(0.005)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == -signal.SIGKILL
+    assert run_and_kill(study, root, after=3, timeout=120, poll=0.005) == -signal.SIGKILL
     before = finished_keys(root)
     assert 3 <= len(before) < len(tasks), "the run finished before it was killed: make the study bigger"
     _check_complete(root, before)                        # what was there at the kill is whole

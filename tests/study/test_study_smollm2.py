@@ -6,11 +6,6 @@ allocations are nonsense: this asserts structure, never values."""
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import time
 
 import pytest
 
@@ -19,6 +14,8 @@ pytest.importorskip("openai")
 
 from fairarena.experiments.study import expand, load_study, preset, to_toml  # noqa: E402
 from fairarena.experiments.study_store import finished_keys, load_results, run_study  # noqa: E402
+
+from .conftest import run_and_kill  # noqa: E402
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -40,19 +37,7 @@ def test_smollm2_study_killed_and_resumed(tmp_path):
         tasks = expand(cfg)
         assert len(tasks) == 2 * 1 * 2
         root = tmp_path / "st"
-        proc = subprocess.Popen([sys.executable, "-m", "fairarena.cli", "study", "run", str(study), "--out", str(root),
-                                 "--backend", "threads", "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        try:
-            deadline = time.monotonic() + 1200
-            while not finished_keys(root):
-                assert proc.poll() is None, proc.stderr.read().decode()
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=30)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        run_and_kill(study, root, after=1, timeout=1200, poll=0.05, extra=("--backend", "threads"))
         before = finished_keys(root)
         s = run_study(cfg, text, root, backend="threads")
         assert s.ran == len(tasks) - len(before)
