@@ -138,9 +138,12 @@ def _owners() -> dict[str, str]:
 
 
 def _is_council(root: str | Path) -> bool:
+    """Is ``root`` a council study's folder? (Not a study folder: False; the analysis then refuses it with
+    :func:`check_finished`'s one line.)"""
     from fairarena.experiments.study_store import read_study
 
-    check_finished(root, allow_partial=True)      # a folder that is not a study fails here, with its one line
+    if not (Path(root) / "study.json").is_file():
+        return False
     return (read_study(root).get("design") or {}).get("kind") == "council"
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fairarena.experiments.study_council import DEBATE, rule_rows
+from fairarena.experiments.study_mechanisms import spent
 
 SUMMARY_METRICS = {"min_utility": "higher", "gini_utilities": "lower"}
 """Per-row evaluation summaries compared beside the domain's metrics."""
@@ -72,20 +73,6 @@ class CouncilAnalysis:
                 "rules": self.rules, "directions": self.directions, "summary": self.summary,
                 "statistics": self.stats.to_dict(), "spent": self.spent, "status": self.status,
                 "seconds": round(self.seconds, 3)}
-
-
-def spent(record: Mapping[str, Any]) -> tuple[int, int]:
-    """(model calls, prompt + completion tokens) of one council debate over all members, from the record's
-    usage. Scripted members' calls count, their tokens do not (no model spent them; as the duel's
-    :func:`fairarena.experiments.study_mechanisms.spent`)."""
-    scripted = str(record["task"].get("model", "")).startswith("scripted")
-    calls = tokens = 0
-    for u in (record.get("usage") or {}).values():
-        if isinstance(u, Mapping):
-            calls += int(u.get("calls") or 0)
-            if not scripted:
-                tokens += int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
-    return calls, tokens
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -301,4 +288,4 @@ def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = F
 
 
 __all__ = ["CouncilAnalysis", "SUMMARY_METRICS", "analyse_council", "build_council_report", "council_tables",
-           "directions", "metrics_figure", "record_rows", "spent", "utility_figure"]
+           "directions", "metrics_figure", "record_rows", "utility_figure"]

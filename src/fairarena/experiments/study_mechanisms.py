@@ -153,14 +153,15 @@ def spent(record: Mapping[str, Any]) -> tuple[int, int]:
     """(model calls, prompt + completion tokens) over every participant of one debate, from the record's
     usage (which the runner sums from the transcript's turns). A scripted participant's calls count, its
     tokens do not: the scripted models report a size estimate of their prompts and replies, but no model
-    spent them, so a scripted debate spends 0 tokens."""
+    spent them, so a scripted debate spends 0 tokens. A duel's participants use ``model_a`` / ``model_b``
+    (usage keys ``a``, ``b``); a council's members all use ``model``."""
     t = record.get("task") or {}
     specs = {"a": t.get("model_a"), "b": t.get("model_b")}
     calls = tokens = 0
     for who, u in (record.get("usage") or {}).items():
         if isinstance(u, Mapping):
             calls += int(u.get("calls") or 0)
-            if not str(specs.get(who) or "").startswith("scripted"):
+            if not str(t.get("model") or specs.get(who) or "").startswith("scripted"):
                 tokens += int(u.get("prompt_tokens") or 0) + int(u.get("completion_tokens") or 0)
     return calls, tokens
 
