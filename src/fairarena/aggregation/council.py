@@ -72,28 +72,16 @@ class CouncilResult:
 
     def plot(self, path: str | Path) -> Path:
         """A heat map of every stakeholder's normalised utility per rule (rows) with the minimum
-        utility beside it; written to ``path`` (PNG/SVG/PDF by suffix)."""
-        import matplotlib
+        utility beside it (:func:`fairarena.report.utility_heatmap`); written to ``path`` (PNG/SVG/PDF by
+        suffix)."""
+        from fairarena.report import utility_heatmap
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        rules = [r["rule"] for r in self.rows]
-        M = np.array([[r["utilities"][a] for a in self.agents] for r in self.rows])
-        fig, ax = plt.subplots(figsize=(1.2 * len(self.agents) + 3, 0.34 * len(rules) + 1.6))
-        im = ax.imshow(M, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
-        ax.set_xticks(range(len(self.agents)), self.agents, rotation=30, ha="right")
-        ax.set_yticks(range(len(rules)), [f"{r} (min {M[i].min():.2f})" for i, r in enumerate(rules)])
-        for i in range(M.shape[0]):
-            for j in range(M.shape[1]):
-                ax.text(j, i, f"{M[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                        color="white" if M[i, j] < 0.5 else "black")
-        ax.set_title(f"council, cohort seed {self.seed} ({self.capacity}): each stakeholder's utility per rule")
-        fig.colorbar(im, ax=ax, label="normalised utility (1 = own ideal)")
-        fig.tight_layout()
+        fig = utility_heatmap([[r["utilities"][a] for a in self.agents] for r in self.rows],
+                              [r["rule"] for r in self.rows], self.agents,
+                              title=f"council, cohort seed {self.seed} ({self.capacity}): each stakeholder's "
+                                    "utility per rule")
         path = Path(path)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        fig.savefig(path, dpi=120, bbox_inches="tight")
         return path
 
 

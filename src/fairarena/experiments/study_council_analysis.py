@@ -189,22 +189,11 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
 
 def utility_figure(an: CouncilAnalysis) -> Any:
     """Heat map: each member's mean normalised utility (columns) per rule and the debate (rows)."""
-    from matplotlib.figure import Figure
+    from fairarena.report import utility_heatmap
 
-    labels = [r["rule"] for r in an.summary]
-    M = [[r.get(f"u:{m}", math.nan) for m in an.members] for r in an.summary]
-    fig = Figure(figsize=(1.1 * len(an.members) + 3.2, 0.32 * len(labels) + 1.6), layout="constrained")
-    ax = fig.subplots()
-    im = ax.imshow(M, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
-    ax.set_xticks(range(len(an.members)), an.members, rotation=30, ha="right", fontsize=7)
-    ax.set_yticks(range(len(labels)), [f"{lab} (min {min(row):.2f})" if row and not any(map(math.isnan, row)) else lab
-                                        for lab, row in zip(labels, M)], fontsize=7)
-    for i, row in enumerate(M):
-        for j, v in enumerate(row):
-            if not math.isnan(v):
-                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color="white" if v < 0.5 else "black")
-    fig.colorbar(im, ax=ax, label="mean normalised utility (1 = own ideal)")
-    return fig
+    return utility_heatmap([[r.get(f"u:{m}", math.nan) for m in an.members] for r in an.summary],
+                           [r["rule"] for r in an.summary], an.members,
+                           label="mean normalised utility (1 = own ideal)")
 
 
 def metrics_figure(an: CouncilAnalysis) -> Any:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from fairarena.fsutil import atomic_write_text
-from fairarena.report.figures import means_figure, prefix_ids, svg_of
+from fairarena.report.figures import means_figure, prefix_ids, svg_of, utility_heatmap
 from fairarena.report.html import (DrillDown, FigureBlock, Item, KeyValues, Preformatted, Report, Section, Text,
                                    render_html, write_html)
 from fairarena.report.tables import (FORMATS, RENDERERS, Cell, Row, Table, format_num, format_p, latex_escape,
@@ -39,5 +39,5 @@ __all__ = [
     "FORMATS", "RENDERERS", "Cell", "DrillDown", "FigureBlock", "Item", "KeyValues", "Preformatted", "Report",
     "Row", "Section", "Table", "Text", "format_num", "format_p", "latex_escape", "means_figure", "prefix_ids",
     "render", "render_html", "stars", "svg_of", "table2", "table3", "to_csv", "to_html", "to_latex",
-    "to_markdown", "write_html", "write_tables",
+    "to_markdown", "utility_heatmap", "write_html", "write_tables",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import math
 import re
+from collections.abc import Sequence
 
 import numpy as np
 from matplotlib import rc_context
@@ -21,6 +22,28 @@ from matplotlib.patches import Patch
 from fairarena.stats import StudyStats
 
 _ID_RE = re.compile(r'\bid="([^"]+)"')
+
+
+def utility_heatmap(M: Sequence[Sequence[float]], rows: Sequence[str], columns: Sequence[str], *,
+                    label: str = "normalised utility (1 = own ideal)", title: str | None = None) -> Figure:
+    """Heat map of utilities in [0, 1]: one row per decision (a rule, a debate), one column per stakeholder,
+    each cell annotated, each row labelled with its smallest utility (the worst-off stakeholder's); NaN
+    cells stay blank. The council table's and the council study's Arrow's-trade-off figure."""
+    A = np.asarray(M, dtype=float).reshape(len(rows), len(columns))
+    fig = Figure(figsize=(1.1 * len(columns) + 3.2, 0.32 * len(rows) + 1.6), layout="constrained")
+    ax = fig.subplots()
+    im = ax.imshow(A, vmin=0.0, vmax=1.0, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(columns)), list(columns), rotation=30, ha="right", fontsize=7)
+    ax.set_yticks(range(len(rows)), [f"{r} (min {A[i].min():.2f})" if A.shape[1] and not np.isnan(A[i]).any() else r
+                                     for i, r in enumerate(rows)], fontsize=7)
+    for i, j in np.ndindex(*A.shape):
+        if not math.isnan(A[i, j]):
+            ax.text(j, i, f"{A[i, j]:.2f}", ha="center", va="center", fontsize=6,
+                    color="white" if A[i, j] < 0.5 else "black")
+    if title:
+        ax.set_title(title, fontsize=8)
+    fig.colorbar(im, ax=ax, label=label)
+    return fig
 
 
 def prefix_ids(svg: str, prefix: str) -> str:
