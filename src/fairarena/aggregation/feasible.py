@@ -41,7 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fairarena.aggregation.objectives import OBJECTIVES, milp_scale, utility_range
-from fairarena.allocation.milp import STAGE_RETRY_EPS, AllocationMILP, Expr, InfeasibleMILP, add_exprs
+from fairarena.allocation.milp import AllocationMILP, Expr, add_exprs
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import InputError
 
@@ -462,32 +462,16 @@ def _leximin(fm: FeasibleModel, candidates: np.ndarray | None) -> np.ndarray:
     rest = [a for a in range(n_agents) if a not in blocked]
     uexpr = [{fm.u[a]: 1.0} for a in rest]
     first = 1 if blocked else 2
-    if not LEX_SKIP or m.form != "indicator":
-        stages = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(first, len(rest))]
-        stages.append(({fm.u[a]: 1.0 for a in rest}, "max"))
-        return m.lexicographic(stages, fixed=fixed)
-    ks = list(range(first, len(rest) + 1))
+    stages = [lambda k=k: (fm.sum_smallest(uexpr, k), "max") for k in range(first, len(rest))]
+    stages.append(({fm.u[a]: 1.0 for a in rest}, "max"))
+    ks = list(range(first, len(rest) + 1))   # stage j maximises the sum of the ks[j] smallest
 
-    def objective(k: int) -> Expr:
-        return fm.sum_smallest(uexpr, k) if k < len(rest) else {fm.u[a]: 1.0 for a in rest}
+    def implied(j: int, value: float, sol: np.ndarray) -> list[float] | None:
+        k = ks[j]
+        u = utilities(fm.problem, fm.objectives, m.allocation(sol)[None])[rest, 0]
+        return [value + (k2 - k) for k2 in ks[j + 1:]] if np.all(np.sort(u)[k:] >= 1.0 - 1e-9) else None
 
-    for j, k in enumerate(ks):
-        obj = objective(k)
-        try:
-            value, sol = m.solve(obj, "max")
-        except InfeasibleMILP:
-            for row, o, v, _ in fixed:
-                m.rows[row] = (dict(o), v - STAGE_RETRY_EPS * max(1.0, abs(v)), np.inf)
-            value, sol = m.solve(obj, "max")
-        fixed.append((m.fix(obj, value, "max"), obj, value, "max"))
-        if k < len(rest):
-            u = utilities(fm.problem, fm.objectives, m.allocation(sol)[None])[rest, 0]
-            if np.all(np.sort(u)[k:] >= 1.0 - 1e-9):
-                for k2 in ks[j + 1:]:
-                    o2, v2 = objective(k2), value + (k2 - k)
-                    fixed.append((m.fix(o2, v2, "max"), o2, v2, "max"))
-                break
-    return m.lexicographic([], fixed=fixed)
+    return m.lexicographic(stages, fixed=fixed, implied=implied if LEX_SKIP and m.form == "indicator" else None)
 
 
 def _nash(fm: FeasibleModel, d: np.ndarray, tol: float, info: dict[str, Any]) -> tuple[np.ndarray, dict[str, Any]]:

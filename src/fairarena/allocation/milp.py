@@ -27,7 +27,7 @@ Every solve checks the HiGHS status and raises :class:`SolverError` unless it is
 from __future__ import annotations
 
 import warnings
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
@@ -189,22 +189,24 @@ class AllocationMILP:
             options["time_limit"] = self.time_limit
         integrality = np.zeros(nv) if relax else np.asarray(self.integer)
         bounds = Bounds(np.asarray(self.lb if lb is None else lb), np.asarray(self.ub if ub is None else ub))
-        try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
-                res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
-                           options={**options, **self.highs_options})
-        except AttributeError:  # this SciPy's HiGHS does not know an extra option: solve without them
-            res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds, options=options)
+
+        def run(**more: bool) -> Any:
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
+                    return milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
+                                options={**options, **self.highs_options, **more})
+            except AttributeError:  # this SciPy's HiGHS does not know an extra option: solve without them
+                return milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
+                            options={**options, **more})
+
+        res = run()
         if res.status == 4:
             # "Solve error": HiGHS's repair of a solution found after presolve can fail on these max-min
             # models (the stray `transformNewIntegerFeasibleSolution` line, ERGO-Code/HiGHS#2783; e.g. the
             # council of standard cohort 44 under the default search). The same model without presolve
             # solves; a second failure is reported.
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", "Unrecognized options", RuntimeWarning)
-                res = milp(c, constraints=constraints, integrality=integrality, bounds=bounds,
-                           options={**options, **self.highs_options, "presolve": False})
+            res = run(presolve=False)
         if res.status == 2:
             raise InfeasibleMILP(f"HiGHS MILP infeasible: {res.message}")
         if res.status != 0 or res.x is None:
@@ -277,18 +279,25 @@ class AllocationMILP:
         return len(self.rows) - 1
 
     def lexicographic(self, stages: list[tuple[Expr, str] | Callable[[], tuple[Expr, str]]], *,
-                      fill: bool = True, fixed: list[tuple[int, Expr, float, str]] | None = None) -> np.ndarray:
+                      fill: bool = True, fixed: list[tuple[int, Expr, float, str]] | None = None,
+                      implied: Callable[[int, float, np.ndarray], list[float] | None] | None = None) -> np.ndarray:
         """Solve objectives in order, fixing each optimum before the next; returns the allocation.
 
         A stage may be a callable building its objective (and auxiliaries) only when it is reached.
         Under the indicator form (and ``fill``) a last stage maximises the fractional satisfaction.
+        ``implied(j, value, solution)``, called after stage ``j`` (not the last), may return the optimal
+        values of every later stage when that solution already proves them: those stages are then fixed at
+        these values without being solved (the caller vouches that the solution attains them).
         """
         stages = list(stages)
+        n_given = len(stages)
         if fill and self.form == "indicator":
             stages.append((add_exprs(*((1.0, e) for e in self.frac)), "max"))
         sol = None
         fixed = list(fixed or [])  # (row, objective, value, sense) of optima kept before the first stage
-        for j, stage in enumerate(stages):
+        j = 0
+        while j < len(stages):
+            stage = stages[j]
             obj, sense = stage() if callable(stage) else stage
             try:
                 value, sol = self.solve(obj, sense)
@@ -303,6 +312,14 @@ class AllocationMILP:
                 value, sol = self.solve(obj, sense)
             if j < len(stages) - 1:
                 fixed.append((self.fix(obj, value, sense), obj, value, sense))
+            later = implied(j, value, sol) if implied is not None and j < n_given - 1 else None
+            if later is not None:
+                for stage2, v2 in zip(stages[j + 1:n_given], later, strict=True):
+                    o2, s2 = stage2() if callable(stage2) else stage2
+                    fixed.append((self.fix(o2, v2, s2), o2, v2, s2))
+                j = n_given
+                continue
+            j += 1
         assert sol is not None
         return self.allocation(sol)
 
