@@ -119,12 +119,6 @@ def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | No
     return traces
 
 
-def _directions() -> dict[str, str]:
-    from fairarena.allocation.metrics import METRICS
-
-    return {k: ("higher" if METRICS.get(k).direction == "max" else "lower") for k in METRICS}
-
-
 def _owners() -> dict[str, str]:
     from fairarena.allocation.frameworks import FRAMEWORKS
 
@@ -156,6 +150,7 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
         from fairarena.experiments.study_council_analysis import analyse_council
 
         return analyse_council(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
+    from fairarena.experiments.study_mechanisms import allocation_directions
     from fairarena.experiments.study_store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
@@ -163,7 +158,7 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     check_options(test, 0.05, "wilcox")                     # bad --test before any work
     t0 = time.perf_counter()
     status = check_finished(root, allow_partial=allow_partial)
-    directions = _directions()
+    directions = allocation_directions()
     rows = load_results(root)                               # read once (3 MB for the paper preset)
     recs = comparison_records(root, rows=rows)
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",

@@ -29,13 +29,11 @@ def directions(cfg: Any) -> dict[str, str]:
     if cfg.domain == "tourism":
         from fairarena.tourism.study import metric_directions
 
-        d = metric_directions(cfg.decision)
-    else:
-        from fairarena.allocation.metrics import METRICS
-        from fairarena.experiments.study_mechanisms import SCALAR_METRICS
+        return {k: ("higher" if v == "max" else "lower") for k, v in metric_directions(cfg.decision).items()}
+    from fairarena.experiments.study_mechanisms import SCALAR_METRICS, allocation_directions
 
-        d = {k: METRICS.get(k).direction for k in SCALAR_METRICS if k in METRICS}
-    return {k: ("higher" if v in ("max", "higher") else "lower") for k, v in d.items()}
+    d = allocation_directions()
+    return {k: d[k] for k in SCALAR_METRICS if k in d}
 
 
 def record_rows(record: Mapping[str, Any], rules: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -29,6 +29,13 @@ STAGES = ("round1", "final")
 SCALAR_METRICS = ("esg", "rmg", "var", "dw_esg", "vwci", "gini", "gini_cnss")
 
 
+def allocation_directions() -> dict[str, str]:
+    """Every allocation metric (:data:`fairarena.allocation.metrics.METRICS`) -> "higher" | "lower" is better."""
+    from fairarena.allocation.metrics import METRICS
+
+    return {k: ("higher" if METRICS.get(k).direction == "max" else "lower") for k in METRICS}
+
+
 @functools.lru_cache(maxsize=64)
 def cohort_problem(cohort_seed: int, capacity: str) -> Any:
     """The allocation problem of a study cohort, one object per (seed, capacity) in a process: the
