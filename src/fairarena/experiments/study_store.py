@@ -38,6 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from fairarena.errors import FairArenaError, InputError
 from fairarena.experiments.study import DebateTask, StudyConfig, cohort_of, expand, prompt_version
 from fairarena.fsutil import atomic_write_json, atomic_write_text
+from fairarena.llm.wrappers import LimitedModel  # noqa: F401 - the server limit lives in the model layer now
 
 STORE_FORMAT = 1
 RESULTS = "results.jsonl"
@@ -392,65 +393,6 @@ def clean_temporaries(root: Path) -> int:
 # Executing one debate (in any process)
 # ------------------------------------------------------------------------------------------------
 
-class LimitedModel:
-    """A ChatModel behind an adaptive limit of calls in flight to one model server.
-
-    At most ``limit`` calls run at once. When the retry wrapper below it had to retry during a call (the
-    server answered 429 or 5xx, or timed out), the limit drops by one (never below 1): a server that keeps
-    refusing gets fewer concurrent calls. After ``4 x current limit`` calls in a row without a retry it
-    rises by one again, up to ``limit`` (additive decrease and increase; the delays themselves, including
-    ``Retry-After``, are the retry wrapper's). ``lowest`` is the smallest limit reached.
-    """
-
-    def __init__(self, inner: Any, limit: int) -> None:
-        from fairarena.llm.wrappers import RetryingModel
-
-        self.inner = inner
-        self.limit = limit
-        self.current = limit
-        self.lowest = limit
-        self.in_flight = 0
-        self._streak = 0
-        self._cond = threading.Condition()
-        self._retrying = inner.find(RetryingModel) if hasattr(inner, "find") else None
-
-    @property
-    def backend(self) -> str:
-        return self.inner.backend
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    def find(self, kind: type) -> Any:
-        if isinstance(self, kind):
-            return self
-        return self.inner.find(kind) if hasattr(self.inner, "find") else None
-
-    def chat(self, messages: Any, **kw: Any) -> Any:
-        with self._cond:
-            while self.in_flight >= self.current:
-                self._cond.wait()
-            self.in_flight += 1
-            retries_before = len(self._retrying.delays) if self._retrying is not None else 0
-        try:
-            return self.inner.chat(messages, **kw)
-        finally:
-            with self._cond:
-                self.in_flight -= 1
-                retried = self._retrying is not None and len(self._retrying.delays) > retries_before
-                if retried:
-                    self.current = max(1, self.current - 1)
-                    self.lowest = min(self.lowest, self.current)
-                    self._streak = 0
-                else:
-                    self._streak += 1
-                    if self.current < self.limit and self._streak >= 4 * self.current:
-                        self.current += 1
-                        self._streak = 0
-                self._cond.notify_all()
-
-
 @dataclass(frozen=True)
 class RunOptions:
     """What a worker needs besides the task (never changes a debate's outcome)."""
@@ -473,9 +415,9 @@ def shared_model(spec: str, opts: RunOptions) -> Any:
     k = (spec, opts.cache, opts.offline)
     with _MODELS_LOCK:
         if k not in _MODELS:
-            m = build_model(spec, cache=opts.cache, offline=opts.offline)
-            limit = dict(opts.limits).get(spec)
-            _MODELS[k] = LimitedModel(m, limit) if limit else m
+            # the limit is the model layer's (LimitedModel), shared by every spec on the same server
+            _MODELS[k] = build_model(spec, cache=opts.cache, offline=opts.offline,
+                                     concurrency=dict(opts.limits).get(spec))
         return _MODELS[k]
 
 
@@ -691,6 +633,8 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     """Run (or resume) a study into ``out``. Finished debates are skipped; failed ones are rerun only with
     ``retry_failed``. ``limit`` runs at most that many of the remaining debates (for trials)."""
     from fairarena.execution import check_workers, resolve_backend
+    from fairarena.llm.spec import server_key
+    from fairarena.llm.wrappers import server_limits
     from fairarena.provenance import run_record
 
     t_start = time.perf_counter()
@@ -763,8 +707,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
                                                                   if k != "failed_now"},
                          retry_failed=retry_failed, offline=offline, cache=str(cache_path) if cache_path else None,
                          address=address, limit=limit,
-                         server_limits={k[0]: {"limit": m.limit, "lowest": m.lowest} for k, m in _MODELS.items()
-                                        if isinstance(m, LimitedModel) and k[1:] == (opts.cache, offline)})
+                         server_limits={} if offline else server_limits([server_key(s) for s in live]))
         rec.pop("config")
         rec.pop("seed")
         with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:

@@ -42,7 +42,12 @@ _LAZY = {
     "build_model": "fairarena.llm.spec",
     "parse_model_spec": "fairarena.llm.spec",
     "register_backend": "fairarena.llm.spec",
+    "server_key": "fairarena.llm.spec",
     "BudgetedModel": "fairarena.llm.wrappers",
+    "LimitedModel": "fairarena.llm.wrappers",
+    "ServerLimit": "fairarena.llm.wrappers",
+    "server_limit": "fairarena.llm.wrappers",
+    "server_limits": "fairarena.llm.wrappers",
     "CachedModel": "fairarena.llm.wrappers",
     "ResponseCache": "fairarena.llm.wrappers",
     "RetriesExhaustedError": "fairarena.llm.wrappers",
@@ -53,11 +58,12 @@ _LAZY = {
 
 __all__ = [
     "BACKENDS", "BudgetExceededError", "BudgetedModel", "CacheMissError", "CachedModel", "ChatModel", "ChatParams",
-    "ChatResponse", "ContextOverflowError", "LLMError", "MalformedResponseError", "Message", "ModelSpec",
-    "ResponseCache", "RetriesExhaustedError", "RetryingModel", "SCRIPTS", "ScriptedChatModel",
-    "ServerUnavailableError", "TransientLLMError", "TruncatedResponseError", "Usage", "UsageMeter", "backends",
-    "build_model", "cache_key", "context_window", "count_tokens", "estimate_prompt_tokens", "max_prompt_tokens",
-    "parse_model_spec", "redact", "redact_obj", "register_backend", "register_script", "register_secret", "scripts",
+    "ChatResponse", "ContextOverflowError", "LLMError", "LimitedModel", "MalformedResponseError", "Message",
+    "ModelSpec", "ResponseCache", "RetriesExhaustedError", "RetryingModel", "SCRIPTS", "ScriptedChatModel",
+    "ServerLimit", "ServerUnavailableError", "TransientLLMError", "TruncatedResponseError", "Usage", "UsageMeter",
+    "backends", "build_model", "cache_key", "context_window", "count_tokens", "estimate_prompt_tokens",
+    "max_prompt_tokens", "parse_model_spec", "redact", "redact_obj", "register_backend", "register_script",
+    "register_secret", "scripts", "server_key", "server_limit", "server_limits",
 ]
 
 

@@ -221,19 +221,37 @@ def backend_options(spec: ModelSpec, overrides: Mapping[str, Any] | None = None)
     return opts
 
 
+def server_key(spec: str | ModelSpec) -> str | None:
+    """The server a model spec calls, as the key of its concurrency limit: the ``openai`` backend's
+    base URL (``$OPENAI_BASE_URL`` or the default when the spec names none; options such as ``?timeout=``
+    and the model name are not part of it), ``llamacpp:<path>`` for an in-process model (one context),
+    ``None`` for scripted models (no server)."""
+    ms = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    if ms.backend == "scripted":
+        return None
+    if ms.backend == "openai":
+        return (ms.base_url or os.environ.get("OPENAI_BASE_URL") or oa.DEFAULT_BASE_URL).rstrip("/")
+    if ms.backend == "llamacpp":
+        return f"llamacpp:{ms.model}"
+    return f"{ms.backend}:{ms.model}"
+
+
 def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None = None, offline: bool = False,
                 retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
                 max_calls: int | None = None, max_tokens: int | None = None, seed: int | None = None,
-                **backend_opts: Any) -> ChatModel:
-    """Parse ``spec`` and stack the wrappers: ``UsageMeter(CachedModel(BudgetedModel(RetryingModel(backend))))``.
+                concurrency: int | None = None, **backend_opts: Any) -> ChatModel:
+    """Parse ``spec`` and stack the wrappers:
+    ``UsageMeter(CachedModel(BudgetedModel(LimitedModel(RetryingModel(backend)))))``.
 
     ``backend_opts`` are the backend's options (e.g. ``timeout=30``, ``connect_timeout=5``,
     ``total_timeout=120``, ``context_window=8192`` for ``openai``; ``n_ctx=2048`` for ``llamacpp``);
-    options written in the spec win. ``offline=True`` (needs ``cache``) replays from the cache only and
-    never builds a connection.
+    options written in the spec win. ``concurrency`` caps the calls in flight to the spec's server
+    (:func:`server_key`), shared with every other model built for that server in this process
+    (:func:`fairarena.llm.wrappers.server_limit`); scripted models have no server and take none.
+    ``offline=True`` (needs ``cache``) replays from the cache only and never builds a connection.
     The returned object has ``.find(UsageMeter).totals`` for accounting.
     """
-    from fairarena.llm.wrappers import BudgetedModel, CachedModel, RetryingModel, UsageMeter
+    from fairarena.llm.wrappers import BudgetedModel, CachedModel, LimitedModel, RetryingModel, UsageMeter, server_limit
 
     ms = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
     if offline and cache is None:
@@ -248,6 +266,9 @@ def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None =
         if info.retried:
             inner = RetryingModel(inner, max_attempts=retries, base_delay=base_delay, max_delay=max_delay, seed=seed,
                                   total_timeout=opts.get("total_timeout"))
+        key = server_key(ms)
+        if concurrency is not None and key is not None:
+            inner = LimitedModel(inner, server_limit(key, concurrency))
     if max_calls is not None or max_tokens is not None:
         inner = BudgetedModel(inner, max_calls=max_calls, max_tokens=max_tokens)
     if cache is not None:

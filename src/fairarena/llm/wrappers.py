@@ -1,10 +1,11 @@
-"""Wrappers around any ``ChatModel``: retry, on-disk cache, budget, usage accounting.
+"""Wrappers around any ``ChatModel``: retry, server concurrency limit, on-disk cache, budget, usage accounting.
 
 They compose; :func:`fairarena.llm.spec.build_model` stacks them as::
 
-    UsageMeter( CachedModel( BudgetedModel( RetryingModel( backend ))))
+    UsageMeter( CachedModel( BudgetedModel( LimitedModel( RetryingModel( backend )))))
 
-so a cache hit costs no budget and no retry, and the meter sees every call, cached or not.
+so a cache hit costs no budget, no retry and no server slot, and the meter sees every call, cached or
+not. Every wrapper passes on the backend's ``context_window``, ``count_tokens`` and ``max_prompt_tokens``.
 """
 
 from __future__ import annotations
@@ -139,6 +140,119 @@ class RetryingModel(_Wrapper):
                     self._sleep(d)
         assert last is not None
         raise RetriesExhaustedError(self.max_attempts, last) from last
+
+
+# --------------------------------------------------------------------------- server limit
+class ServerLimit:
+    """An adaptive limit of calls in flight to one model server, shared by every model on that server.
+
+    At most ``current`` calls run at once (``limit`` at the start). A call that needed a retry (the server
+    answered 429 or 5xx, timed out, or dropped the reply) lowers ``current`` by one, never below 1: a
+    server that keeps refusing gets fewer concurrent calls. After ``4 x current`` calls in a row without a
+    retry it rises by one again, up to ``limit`` (additive decrease and increase; the delays themselves,
+    ``Retry-After`` included, are :class:`RetryingModel`'s). ``lowest`` is the smallest limit reached.
+    """
+
+    def __init__(self, key: str, limit: int) -> None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InputError("concurrency", limit, f"a positive whole number of calls in flight to {key}")
+        self.key = key
+        self.limit = limit
+        self.current = limit
+        self.lowest = limit
+        self.in_flight = 0
+        self._streak = 0
+        self._cond = threading.Condition()
+
+    def acquire(self) -> None:
+        with self._cond:
+            while self.in_flight >= self.current:
+                self._cond.wait()
+            self.in_flight += 1
+
+    def release(self, retried: bool) -> None:
+        with self._cond:
+            self.in_flight -= 1
+            if retried:
+                self.current = max(1, self.current - 1)
+                self.lowest = min(self.lowest, self.current)
+                self._streak = 0
+            else:
+                self._streak += 1
+                if self.current < self.limit and self._streak >= 4 * self.current:
+                    self.current += 1
+                    self._streak = 0
+            self._cond.notify_all()
+
+    def to_dict(self) -> dict[str, int]:
+        with self._cond:
+            return {"limit": self.limit, "current": self.current, "lowest": self.lowest}
+
+
+_SERVER_LIMITS: dict[str, ServerLimit] = {}
+_SERVER_LIMITS_LOCK = threading.Lock()
+
+
+def server_limit(key: str, limit: int) -> ServerLimit:
+    """The process-wide limit of server ``key`` (a base URL; see :func:`fairarena.llm.spec.server_key`).
+
+    Every model built for one server shares it, whatever else its spec says (``?timeout=``, the model
+    name). Asked again with a different ``limit``, the smaller one holds.
+    """
+    with _SERVER_LIMITS_LOCK:
+        got = _SERVER_LIMITS.get(key)
+        if got is None:
+            got = _SERVER_LIMITS[key] = ServerLimit(key, limit)
+        elif limit < got.limit:
+            ServerLimit(key, limit)  # validates
+            with got._cond:
+                got.limit = limit
+                got.current = min(got.current, limit)
+                got.lowest = min(got.lowest, got.current)
+        return got
+
+
+def server_limits(keys: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
+    """``{server: {"limit", "current", "lowest"}}`` for the servers limited in this process (or ``keys``)."""
+    with _SERVER_LIMITS_LOCK:
+        items = [(k, v) for k, v in _SERVER_LIMITS.items() if keys is None or k in keys]
+    return {k: v.to_dict() for k, v in items}
+
+
+class LimitedModel(_Wrapper):
+    """Hold a slot of a :class:`ServerLimit` for each call (a shared one from :func:`server_limit`, or
+    a private one when given a number). Sits above :class:`RetryingModel`, whose ``attempts`` tell it
+    whether the call needed a retry; a slot is held through the retries' back-off, so a refusing server
+    is not sent more calls while it recovers."""
+
+    def __init__(self, inner: ChatModel, limit: "int | ServerLimit") -> None:
+        super().__init__(inner)
+        self.server = limit if isinstance(limit, ServerLimit) else ServerLimit(f"{inner.backend}:{inner.model}", limit)
+
+    @property
+    def limit(self) -> int:
+        return self.server.limit
+
+    @property
+    def current(self) -> int:
+        return self.server.current
+
+    @property
+    def lowest(self) -> int:
+        return self.server.lowest
+
+    def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
+        self.server.acquire()
+        retried = False
+        try:
+            resp = self.inner.chat(messages, **kw)
+            retried = resp.attempts > 1 and not resp.cached
+            return resp
+        except (TransientLLMError, RetriesExhaustedError):
+            retried = True
+            raise
+        finally:
+            self.server.release(retried)
 
 
 # --------------------------------------------------------------------------- cache
