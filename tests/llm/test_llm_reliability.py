@@ -419,3 +419,38 @@ def test_a_corrupt_cache_entry_is_an_input_error(tmp_path):
     with pytest.raises(InputError) as exc:
         again.chat(MSG)
     assert exc.value.field == "cache" and "not one" in str(exc.value)
+
+
+# ----------------------------------------------------------------------------- a reply cut off mid-body
+def test_a_reply_cut_off_mid_body_is_retried(fake_server):
+    fake_server.partial = 1  # headers and half the body, then the connection closes
+    m, slept = _model(fake_server, retries=3)
+    r = m.chat(MSG)
+    assert r.text == "hello from the fake server" and r.attempts == 2 and len(slept) == 1
+    assert len(fake_server.requests) == 2
+
+
+def test_a_reply_cut_off_every_time_fails_cleanly(fake_server):
+    fake_server.partial = 10
+    m, slept = _model(fake_server, retries=3)
+    with pytest.raises(RetriesExhaustedError, match=r"gave up after 3 attempts: reply from .* cut off after \d+ "
+                                                    r"bytes of the body \(RemoteProtocolError\)") as exc:
+        m.chat(MSG)
+    assert exc.value.__cause__ is not None and exc.value.__cause__.__cause__ is None  # no httpx error chained
+    assert len(fake_server.requests) == 3 and m.totals.failed_calls == 1
+
+
+def test_debate_against_a_server_that_drops_every_body_is_one_line(fake_server, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    fake_server.partial = 1000
+    exe = Path(sys.executable).with_name("fairarena")
+    p = subprocess.run([str(exe), "debate", "--model", f"openai:m@{fake_server.base_url}?total_timeout=6",
+                        "--rounds", "1", "--rag", "off"], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "FAIRARENA_API_KEY": ""})
+    said = f"exit {p.returncode}\nstdout: {p.stdout[-800:]}\nstderr: {p.stderr[-800:]}"
+    assert p.returncode == 2, said
+    assert "Traceback" not in p.stderr + p.stdout and "cut off after" in p.stderr, said

@@ -145,13 +145,32 @@ class OpenAIChatModel(ContextMixin):
                             finish_reason=finish_reason, json_mode=mode)
 
     def _read_body(self, raw: Any, t0: float) -> bytes:
+        """The whole body. A reply cut off mid-body (the server sent its headers and part of the body,
+        then closed the connection, or stopped sending for longer than ``timeout``) is a retried
+        :class:`TruncatedResponseError` / :class:`TransientLLMError`, not the transport's exception."""
         chunks: list[bytes] = []
-        for chunk in raw.iter_bytes():
-            chunks.append(chunk)
-            left = remaining_time()
-            if left is not None and left <= 0:
-                raise TransientLLMError(f"answer from {self.base_url} still arriving after "
-                                        f"{time.perf_counter() - t0:.3g}s (total_timeout reached)")
+        failure: LLMError | None = None
+        try:
+            for chunk in raw.iter_bytes():
+                chunks.append(chunk)
+                left = remaining_time()
+                if left is not None and left <= 0:
+                    raise TransientLLMError(f"answer from {self.base_url} still arriving after "
+                                            f"{time.perf_counter() - t0:.3g}s (total_timeout reached)")
+        except LLMError:
+            raise
+        except Exception as exc:  # the client's transport (httpx, or httpx2 in newer openai releases)
+            names = {c.__name__ for c in type(exc).__mro__}
+            if "TimeoutException" in names:
+                failure = TransientLLMError(f"answer from {self.base_url} stalled after {sum(map(len, chunks))} "
+                                            f"bytes for longer than {self.timeout:.3g}s (timeout)")
+            elif "TransportError" in names:  # RemoteProtocolError, ReadError: the connection closed mid-body
+                failure = TruncatedResponseError(f"reply from {self.base_url} cut off after {sum(map(len, chunks))} "
+                                                 f"bytes of the body ({type(exc).__name__})")
+            else:
+                raise
+        if failure is not None:
+            raise failure  # outside the except block: nothing chained
         return b"".join(chunks)
 
     def _translate(self, exc: Any, mode: str | None, timeouts: Any) -> LLMError | None:
