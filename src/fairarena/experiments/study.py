@@ -23,7 +23,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -35,8 +35,11 @@ STUDY_KINDS = {"duel": "Agent A (each profile) against each opponent, the triage
                "council": "every member in one debate per instance; the same instance decided by every mechanism"}
 STUDY_DOMAINS = {"triage": "sampled triage cohorts (capacity variants)",
                  "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only"}
-LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k")
+LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k", "samples", "replicas")
 """Fields added after the first studies: left out of the digest at their defaults (earlier digests hold)."""
+RUNNER_FIELDS = ("concurrency", "default_concurrency", "replicas", "samples")
+"""Fields that change no debate (how fast it runs, or how many repeats exist): a folder whose design
+differs from the file only in these adopts the file without ``--force``; every existing debate keeps its key."""
 
 
 # ------------------------------------------------------------------------------------------------
@@ -136,9 +139,16 @@ class StudyConfig(BaseModel):
     mechanisms: list[str] = Field(default_factory=list,
                                   description="aggregation rules applied to each debate's round-1 proposals and finals "
                                               "and compared with its joint (post-processing: not in the task key)")
-    concurrency: dict[str, int] = Field(default_factory=dict,
-                                        description="per model server (base URL, or model spec) concurrent calls")
-    default_concurrency: int = Field(4, ge=1, description="concurrent calls to a server not listed in concurrency")
+    concurrency: dict[str, Union[int, dict[str, Union[int, float]]]] = Field(
+        default_factory=dict, description="per model server (base URL, or model spec): calls in flight, a fixed "
+                                          "limit N or an adaptive {start = S, max = M}")
+    default_concurrency: Union[int, dict[str, Union[int, float]]] = Field(
+        4, description="calls in flight to a server not listed in concurrency (N or {start = S, max = M})")
+    replicas: dict[str, list[str]] = Field(default_factory=dict,
+                                           description="per base URL of a model spec: the base URLs of every server "
+                                                       "of that model (data-parallel replicas; calls are spread)")
+    samples: int = Field(1, description="repeats of every debate at the study's temperature, each with its own "
+                                        "recorded seed (sample 0 uses the design's seed)")
     stakeholders: list[str] = Field(default_factory=list,
                                     description="tourism: the stakeholder agents (tourists:<persona>, residents, "
                                                 "local-business, destination, or a stakeholder file)")
@@ -221,13 +231,55 @@ class StudyConfig(BaseModel):
             raise ValueError(f"expected one of {', '.join(proposal_formats())} (the arena's registered formats)")
         return v
 
-    @field_validator("concurrency")
+    @field_validator("concurrency", mode="before")
     @classmethod
-    def _concurrency(cls, v: dict[str, int]) -> dict[str, int]:
+    def _concurrency(cls, v: Any) -> Any:
+        from fairarena.llm.concurrency import ConcurrencyPolicy
+
+        if not isinstance(v, dict):
+            raise ValueError("expected a table of server = limit")
         for k, n in v.items():
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ValueError(f"server {k!r} has limit {n!r}: expected a positive integer")
+            try:
+                ConcurrencyPolicy.of(n, "")
+            except InputError as exc:
+                raise ValueError(f"server {k!r} has limit {n!r}{': ' + exc.field.lstrip('.') if exc.field else ''}: "
+                                 f"expected {exc.expected}") from None
         return dict(v)
+
+    @field_validator("default_concurrency", mode="before")
+    @classmethod
+    def _default_concurrency(cls, v: Any) -> Any:
+        from fairarena.llm.concurrency import ConcurrencyPolicy
+
+        try:
+            ConcurrencyPolicy.of(v, "")
+        except InputError as exc:
+            raise ValueError(f"{exc.field.lstrip('.') + ': ' if exc.field else ''}expected {exc.expected}") from None
+        return v
+
+    @field_validator("samples", mode="before")
+    @classmethod
+    def _samples(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError("expected a positive integer (repeats of every debate; 1 = no repeats)")
+        return v
+
+    @field_validator("replicas", mode="before")
+    @classmethod
+    def _replicas(cls, v: Any) -> Any:
+        if not isinstance(v, dict):
+            raise ValueError("expected a table of base URL = [base URLs]")
+        out: dict[str, list[str]] = {}
+        for k, urls in v.items():
+            if not _is_url(k):
+                raise ValueError(f"key {k!r}: expected the base URL (http:// or https://) of a model spec")
+            if not isinstance(urls, list) or not urls:
+                raise ValueError(f"{k!r} = {urls!r}: expected a non-empty list of base URLs")
+            for j, u in enumerate(urls):
+                if not _is_url(u):
+                    raise ValueError(f"{k!r} entry {j} is {u!r}: expected a base URL starting with http:// or https://")
+            out[k.rstrip("/")] = list(dict.fromkeys(u.rstrip("/") for u in urls))
+        return out
 
 
     @model_validator(mode="after")
@@ -245,6 +297,12 @@ class StudyConfig(BaseModel):
         elif self.stakeholders:
             raise InputError("study.stakeholders", self.stakeholders, "empty with domain 'triage' (a triage "
                              "council's members are agent_a)")
+        servers = {_server_of(s) for s in self.model_specs} - {None}
+        for k in self.replicas:
+            if k not in servers:
+                raise InputError("study.replicas", k, "the base URL of one of the study's model specs ("
+                                 + (", ".join(sorted(str(x) for x in servers)) or "none: the models are scripted")
+                                 + ")")
         if self.kind == "council" and self.domain == "triage":
             fws = framework_names()
             for j, m in enumerate(self.agent_a):
@@ -296,8 +354,10 @@ class StudyConfig(BaseModel):
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def server_limit(self, model_spec: str) -> int | None:
-        """The concurrency limit of the server behind a model spec (None: no limit, scripted models)."""
+    def server_policy(self, model_spec: str) -> Any:
+        """The :class:`fairarena.llm.concurrency.ConcurrencyPolicy` of the server behind a model spec
+        (None: no limit, scripted models). ``concurrency`` is looked up by base URL, then by model spec."""
+        from fairarena.llm.concurrency import ConcurrencyPolicy
         from fairarena.llm.spec import parse_model_spec
 
         ms = parse_model_spec(model_spec)
@@ -305,10 +365,42 @@ class StudyConfig(BaseModel):
             return None
         for k in (ms.base_url, str(ms)):
             if k and k in self.concurrency:
-                return self.concurrency[k]
+                return ConcurrencyPolicy.of(self.concurrency[k], f"study.concurrency[{k!r}]")
         if ms.backend == "llamacpp":
-            return 1  # one in-process llama.cpp context is not thread-safe
-        return self.default_concurrency
+            return ConcurrencyPolicy.fixed(1)  # one in-process llama.cpp context is not thread-safe
+        return ConcurrencyPolicy.of(self.default_concurrency, "study.default_concurrency")
+
+    def server_limit(self, model_spec: str) -> int | None:
+        """The most calls ever in flight to the server behind a model spec (None: scripted, no limit)."""
+        p = self.server_policy(model_spec)
+        return None if p is None else p.max
+
+    def replica_urls(self, model_spec: str) -> list[str]:
+        """The base URLs serving a model spec: ``replicas`` of its base URL, else its own (none: no server)."""
+        url = _server_of(model_spec)
+        if url is None:
+            return []
+        return list(self.replicas.get(url, [url]))
+
+
+def _is_url(x: Any) -> bool:
+    return isinstance(x, str) and (x.startswith("http://") or x.startswith("https://")) and len(x.split("://", 1)[1].strip("/")) > 0
+
+
+def _server_of(model_spec: str) -> str | None:
+    from fairarena.llm.spec import parse_model_spec
+
+    ms = parse_model_spec(model_spec)
+    return ms.base_url.rstrip("/") if ms.backend == "openai" and ms.base_url else None
+
+
+def sample_seed(seed: int, sample: int) -> int:
+    """The seed of repeat ``sample`` of a debate whose design seed is ``seed``: ``seed`` itself for sample 0
+    (a study without repeats keeps its keys), else 31 bits of SHA-256 over ``"sample:<seed>:<sample>"``
+    (any server accepts it; a collision with a design seed merely makes two tasks one)."""
+    if sample == 0:
+        return seed
+    return int(hashlib.sha256(f"sample:{seed}:{sample}".encode()).hexdigest()[:8], 16) & 0x7FFFFFFF
 
 
 def _members(v: list[str], allowed: list[str], what: str) -> list[str]:
@@ -457,6 +549,7 @@ class DebateTask:
     rag: str
     proposal_format: str
     control: bool = False
+    sample: int = 0        # repeat number (0..samples-1); ``seed`` is that repeat's own seed
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -521,6 +614,7 @@ class CouncilTask:
     pois: int | None = None   # tourism only
     k: int | None = None      # tourism only
     kind: str = "council"
+    sample: int = 0           # repeat number (0..samples-1); ``seed`` is that repeat's own seed
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -556,11 +650,12 @@ def expand_council(cfg: StudyConfig) -> list[CouncilTask]:
     for k, cs in enumerate(cfg.cohort_seeds):
         for var in variants:
             digest = instance_digest(cfg.domain, cs, var, cfg.pois if tourism else None)
-            for seed in cfg.seeds:
+            for seed, sample in _seeds(cfg):
                 for closing in cfg.closing:
                     t = CouncilTask(len(out), "", k, cs, var, cfg.domain, members, cfg.model_a, cfg.rounds, closing,
                                     seed, cfg.temperature, cfg.max_repairs, cfg.max_tokens, cfg.rag,
-                                    cfg.pois if tourism else None, cfg.k if tourism and var == "lists" else None)
+                                    cfg.pois if tourism else None, cfg.k if tourism and var == "lists" else None,
+                                    sample=sample)
                     conf = ({"rounds": cfg.rounds, "closing": closing, "seed": seed, "decision": var, "k": t.k,
                              "temperature": cfg.temperature, "max_repairs": cfg.max_repairs,
                              "max_tokens": cfg.max_tokens} if tourism else asdict(t.debate_config()))
@@ -570,6 +665,11 @@ def expand_council(cfg: StudyConfig) -> list[CouncilTask]:
                                        "rag": cfg.rag, "prompt_version": pv}, sort_keys=True, separators=(",", ":"))
                     out.append(replace(t, key=hashlib.sha256(blob.encode()).hexdigest()[:KEY_CHARS]))
     return out
+
+
+def _seeds(cfg: StudyConfig) -> list[tuple[int, int]]:
+    """``(seed, sample)`` of every repeat: per design seed, samples 0..samples-1 (:func:`sample_seed`)."""
+    return [(sample_seed(seed, j), j) for seed in cfg.seeds for j in range(cfg.samples)]
 
 
 def expand(cfg: StudyConfig) -> list[Any]:
@@ -582,11 +682,11 @@ def expand(cfg: StudyConfig) -> list[Any]:
     out: list[DebateTask] = []
     configs: dict[tuple[str, int], dict[str, Any]] = {}   # the DebateConfig depends on (closing, seed) only
 
-    def add(k: int, cs: int, cap: str, seed: int, a: str, b: str, closing: str, control: bool) -> None:
+    def add(k: int, cs: int, cap: str, seed: int, a: str, b: str, closing: str, control: bool, sample: int) -> None:
         fw = a.partition(":")[2] if a.startswith("aligned:") else None
         t = DebateTask(len(out), "", k, cs, cap, a, b, "control" if control else ROLE_OF.get(b, b), fw,
                        cfg.model_a, cfg.model_b, cfg.rounds, closing, seed, cfg.temperature, cfg.max_repairs,
-                       cfg.max_tokens, cfg.rag, cfg.proposal_format, control)
+                       cfg.max_tokens, cfg.rag, cfg.proposal_format, control, sample)
         conf = configs.get((closing, seed))
         if conf is None:
             conf = asdict(t.debate_config())
@@ -597,14 +697,14 @@ def expand(cfg: StudyConfig) -> list[Any]:
 
     for k, cs in enumerate(cfg.cohort_seeds):
         for cap in cfg.capacity:
-            for seed in cfg.seeds:
+            for seed, sample in _seeds(cfg):
                 for a in cfg.agent_a:
                     for b in cfg.opponents:
                         for closing in cfg.closing:
-                            add(k, cs, cap, seed, a, b, closing, False)
+                            add(k, cs, cap, seed, a, b, closing, False, sample)
                 if cfg.baseline_control:
                     for closing in cfg.closing:
-                        add(k, cs, cap, seed, "baseline", "baseline", closing, True)
+                        add(k, cs, cap, seed, "baseline", "baseline", closing, True, sample)
     keys = [t.key for t in out]
     if len(set(keys)) != len(keys):  # only when a factor repeats a debate (e.g. control and opponents both baseline)
         seen: set[str] = set()
