@@ -454,3 +454,57 @@ def test_debate_against_a_server_that_drops_every_body_is_one_line(fake_server, 
     said = f"exit {p.returncode}\nstdout: {p.stdout[-800:]}\nstderr: {p.stderr[-800:]}"
     assert p.returncode == 2, said
     assert "Traceback" not in p.stderr + p.stdout and "cut off after" in p.stderr, said
+
+
+# ----------------------------------------------------------------------------- redaction of model output
+def _redact_every_pattern(text: str) -> str:
+    """The slow obvious form: every pattern on every text (what redact did before its substring checks)."""
+    from fairarena.llm import redaction as r
+
+    out = text
+    for s in r.known_secrets():
+        out = out.replace(s, r.REDACTED)
+    out = r._SHAPES[0].sub(r.REDACTED, out)
+    out = r._SHAPES[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{r.REDACTED}", out)
+    out = r._SHAPES[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{r.REDACTED}", out)
+    out = r._SHAPES[3].sub(r.REDACTED, out)
+    out = r._SHAPES[4].sub(lambda m: f"{m.group(1)}{m.group(2)}{r.REDACTED}", out)
+    out = r._SHAPES[5].sub(lambda m: f"{m.group(1)}{r.REDACTED}", out)
+    return r._AUTH_CONTEXT.sub(lambda m: f"{m.group(1)}{m.group(2)}{r.REDACTED}", out)
+
+
+_PIECES = ["sk-abc123def456ghi789", "Bearer abcdefgh1234", "BASIC dXNlcjpwYXNzMQ==", "eyJhbGciOiJI.eyJzdWIiOiIx.c2lnbmF0",
+           "https://user:pw1234@host", "?api_key=abc123", "&token=zz9", "api_key", "Authorization: ", "X-API-KEY=",
+           "password is ", "secret", "credentials", "0123456789abcdef0123456789abcdef", "Ab3dEf6hIj9lMn2pQr5t",
+           " ", "\n", "=", "?", "&", "@", "://", "P3 keeps the ventilator", '{"justification": "', '"}', "token"]
+
+
+def test_redact_with_substring_checks_equals_every_pattern_applied():
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=400, deadline=None)
+    @given(st.lists(st.sampled_from(_PIECES) | st.text(max_size=6), max_size=12))
+    def check(parts):
+        text = "".join(parts)
+        assert redact(text) == _redact_every_pattern(text)
+
+    check()
+
+
+def test_every_model_reply_is_redacted_where_it_is_made(fake_server, monkeypatch, tmp_path):
+    from fairarena.llm import ChatResponse
+    from fairarena.llm.wrappers import ResponseCache
+
+    monkeypatch.setenv("FAIRARENA_API_KEY", KEY)
+    fake_server.reply = "I was told ECHO"
+    fake_server.echo_key_in_reply = True
+    m = build_model(f"openai:m@{fake_server.base_url}", cache=tmp_path / "c.sqlite")
+    r = m.chat(MSG)
+    assert KEY not in r.text and r.text.startswith("I was told [REDACTED] (Authorization: Bearer [REDACTED])")
+    # an entry written before redaction (a cache from an older version) is redacted when read
+    cache = ResponseCache(tmp_path / "old.sqlite")
+    raw = {"text": f"leaked {KEY}", "backend": "openai", "model": "m"}
+    cache._db.execute("INSERT INTO responses VALUES (?, ?, ?, ?, ?, ?)", ("k", "openai", "m", "{}", json.dumps(raw), 0.0))
+    assert cache.get("k").text == "leaked [REDACTED]"
+    assert ChatResponse(text=KEY, backend="scripted", model="x").text == "[REDACTED]"

@@ -143,6 +143,12 @@ class ChatResponse:
     finish_reason: str | None = None
     json_mode: str | None = None  # how the schema was enforced: json_schema | json_object | prompt | grammar
 
+    def __post_init__(self) -> None:
+        # model output is redacted where it is made, before anything can write or print it (a server that
+        # echoes the Authorization header inside a normal completion; a cached entry written before)
+        self.text = redact(self.text)
+        self.finish_reason = redact(self.finish_reason)
+
     @property
     def data(self) -> Any:
         """The reply parsed as JSON, or None when it is not plain JSON (see arena.parsing for the robust parser)."""

@@ -57,6 +57,8 @@ _AUTH_CONTEXT = re.compile(
     r"authorization|credentials?)"
     r"([\"']?[ \t]{0,3}(?:[:=]|\bis\b|\bprovided\b:?)?[ \t]{0,3}[\"']?[ \t]{0,3})"  # bounded: no backtracking blow-up
     r"([A-Fa-f0-9]{24,}|(?=[A-Za-z+/_\-]*[0-9])[A-Za-z0-9+/_\-]{20,}={0,2})(?![A-Za-z0-9+/_\-])")
+# a substring of every word _AUTH_CONTEXT starts with (lower case)
+_AUTH_WORDS = ("api", "token", "secret", "passw", "authorization", "credential")
 
 
 def register_secret(value: str | None) -> None:
@@ -93,13 +95,23 @@ def redact(text: Any, secrets: Iterable[str] | None = None) -> Any:
     for s in known_secrets(secrets):
         if s in out:
             out = out.replace(s, REDACTED)
-    out = _SHAPES[0].sub(REDACTED, out)
-    out = _SHAPES[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
-    out = _SHAPES[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
-    out = _SHAPES[3].sub(REDACTED, out)
-    out = _SHAPES[4].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
-    out = _SHAPES[5].sub(lambda m: f"{m.group(1)}{REDACTED}", out)
-    out = _AUTH_CONTEXT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    # each pattern runs only when the text holds the substring it cannot match without (the same result,
+    # at a few microseconds instead of about half a millisecond for a model reply that holds no key)
+    low = out.lower()
+    if "sk-" in out:
+        out = _SHAPES[0].sub(REDACTED, out)
+    if "bearer" in low:
+        out = _SHAPES[1].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    if "basic" in low:
+        out = _SHAPES[2].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    if "eyJ" in out:
+        out = _SHAPES[3].sub(REDACTED, out)
+    if "://" in out and "@" in out:
+        out = _SHAPES[4].sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
+    if "=" in out and ("?" in out or "&" in out):
+        out = _SHAPES[5].sub(lambda m: f"{m.group(1)}{REDACTED}", out)
+    if any(w in low for w in _AUTH_WORDS):
+        out = _AUTH_CONTEXT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", out)
     return out
 
 
