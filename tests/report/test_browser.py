@@ -105,7 +105,8 @@ def test_report_is_self_contained_and_ids_unique(tmp_path):
     assert "<script src" not in text and "<link" not in text
     ids = re.findall(r'\bid="([^"]+)"', text)
     assert len(ids) == len(set(ids))                                         # figures' ids prefixed
-    assert text.count("<svg") == 2 and text.count("<table") == 2 + 6
+    # Table 2 in the paper's panels (ESG, Gini, RMG | joint) and Table 3 (one panel): 3 tables, + 6 debates
+    assert text.count("<svg") == 2 and text.count("<table") == 3 + 6
     assert "&lt;b&gt;not html&lt;/b&gt;" in text                               # text is escaped
     p = write_html(build_report(study()), tmp_path / "r.html")
     assert p.read_text() == text                                            # deterministic output
@@ -119,12 +120,12 @@ def test_report_renders_in_headless_chromium():
     OUT.mkdir(exist_ok=True)
     workdir = Path(tempfile.mkdtemp(prefix="fa-report-"))
     path = write_html(build_report(study()), workdir / "report.html")
-    drv = _chrome(chromium, chromedriver, workdir / 'profile', "1280,900")
+    drv = _chrome(chromium, chromedriver, workdir / 'profile', "1400,900")
     try:
         drv.get(path.as_uri())
         js = drv.execute_script
         assert js("return document.documentElement.classList.contains('js')")     # the inline script ran
-        assert js("return document.querySelectorAll('table.fa').length") == 8
+        assert js("return document.querySelectorAll('table.fa').length") == 9
         assert js("return document.querySelectorAll('figure svg').length") == 2
         tabs = drv.find_elements(By.CSS_SELECTOR, "nav.tabs button")
         assert [t.text for t in tabs] == ["Study", "Tables", "Figures", "Debates"]
@@ -135,8 +136,10 @@ def test_report_renders_in_headless_chromium():
         tabs[1].click()
         sizes = js("return [...document.querySelectorAll('#tables table.fa')].map(t => "
                    "[t.getBoundingClientRect().width, t.getBoundingClientRect().height, t.rows.length])")
-        assert len(sizes) == 2 and all(w > 300 and h > 100 for w, h, _ in sizes)
-        assert [n for *_, n in sizes] == [2 + 2 + 6, 2 + 2 + 6]                    # 2 header rows, 2 groups, 6 rows
+        assert len(sizes) == 3 and all(w > 300 and h > 100 for w, h, _ in sizes)
+        assert [n for *_, n in sizes] == [3 + 3] * 3                    # 3 header rows, one row per framework
+        # readable at 1,400 px: no table wider than the section that holds it (no horizontal scrolling)
+        assert js("return [...document.querySelectorAll('#tables div.scroll')].every(d => d.scrollWidth <= d.clientWidth)")
         assert js("return document.querySelectorAll('#tables td.win').length") >= 1
         drv.save_screenshot(str(OUT / "report_tables.png"))
 
@@ -189,7 +192,7 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
     run_study(cfg, to_toml(cfg), tmp_path / "study")
     path = write_study_report(tmp_path / "study", tmp_path / "report.html", details=3)
     OUT.mkdir(exist_ok=True)
-    drv = _chrome(chromium, chromedriver, tmp_path / 'profile', "1280,900")
+    drv = _chrome(chromium, chromedriver, tmp_path / 'profile', "1400,900")
     try:
         drv.get(path.as_uri())
         js = drv.execute_script
@@ -199,8 +202,11 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
         tabs[1].click()
         sizes = js("return [...document.querySelectorAll('#tables table.fa')].map(t => "
                    "[t.getBoundingClientRect().width, t.getBoundingClientRect().height, t.rows.length])")
-        # 2 header rows, 2 pairing rows, 2 frameworks x 2 pairings
-        assert len(sizes) == 2 and all(w > 300 and h > 100 and n == 2 + 2 + 4 for w, h, n in sizes)
+        # the paper's panels: Table 2 (ESG, Gini, RMG | Var, DW-ESG, VWCI | Gini(CNSS) | joint | joint, continued)
+        # and Table 3 (three panels); 3 header rows and one row per framework (2) each
+        assert len(sizes) == 5 + 3 and all(w > 100 and h > 60 and n == 3 + 2 for w, h, n in sizes)
+        # readable at 1,400 px: no table wider than the section that holds it (no horizontal scrolling)
+        assert js("return [...document.querySelectorAll('#tables div.scroll')].every(d => d.scrollWidth <= d.clientWidth)")
         drv.save_screenshot(str(OUT / "study_report_tables.png"))
         tabs[2].click()
         assert js("return document.querySelectorAll('#emergence table.fa').length") == 5

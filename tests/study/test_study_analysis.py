@@ -187,9 +187,22 @@ def test_tables_writes_markdown_latex_csv_and_emergence(study_dir, tmp_path):
     assert sorted(p.name for p in dest.iterdir()) == ["emergence.json", "table2.csv", "table2.md", "table2.tex",
                                                       "table3.csv", "table3.md", "table3.tex"]
     md = (dest / "table2.md").read_text()
-    assert "A vs baseline" in md and "A vs adversarial" in md and "esg joint" in md
+    # the paper's layout: panels of three metrics, per metric A, B (A vs baseline) and A, C (A vs adversary)
+    assert "*ESG (Util), Gini (Egal), RMG (Rawls)*" in md and "*Var (Liber), DW-ESG (Priori), VWCI (Care)*" in md
+    assert "| Framework | A | B | A | C | A | B | A | C | A | B | A | C |" in md and "*Joint recommendation*" in md
     rows = (dest / "table2.csv").read_text().splitlines()
-    assert len(rows) == 1 + 4 and rows[0].startswith("group,framework,esg:A,esg:opponent,esg:joint")
+    assert len(rows) == 1 + 2 and rows[0].startswith("group,Framework,ESG (Util):A vs B:A,ESG (Util):A vs B:B,"
+                                                     "ESG (Util):A vs C:A,ESG (Util):A vs C:C,")
+    assert "| Framework | p | d | p | d |" in (dest / "table3.md").read_text()
+    assert "\\begin{tabular}" in (dest / "table2.tex").read_text()
+
+
+def test_plain_stats_prints_table2_and_table3(study_dir):
+    r = subprocess.run([*CLI, "stats", str(study_dir)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "Table 2: mean per framework" in r.stdout and "Table 3: paired tests" in r.stdout
+    assert r.stdout.index("Table 2") < r.stdout.index("Table 3")
+    assert "| Framework | A | B | A | C |" in r.stdout and "nan" not in r.stdout.lower()
 
 
 def test_unfinished_or_missing_folders_are_refused(study_dir, tmp_path):

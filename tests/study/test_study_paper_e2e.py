@@ -50,7 +50,7 @@ def test_paper_preset_run_stats_tables_report(tmp_path):
     for name in ("table2", "table3"):
         for ext in ("md", "tex", "csv"):
             assert (tables / f"{name}.{ext}").stat().st_size > 0
-    assert "rawlsian" in (tables / "table2.md").read_text()
+    assert "Rawlsian" in (tables / "table2.md").read_text()          # the paper's row titles
 
     report = tmp_path / "report.html"
     r = fairarena("study", "report", out, "--out", report, cwd=tmp_path)

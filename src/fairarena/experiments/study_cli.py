@@ -141,7 +141,7 @@ def stats_cmd(
     holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells (raw and corrected p kept)."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
 ) -> None:
-    """Paired statistics (Table 3 cells) and the emergence analysis of a finished study."""
+    """Tables 2 and 3 (means; paired tests and effect sizes) and the emergence analysis of a finished study."""
     from fairarena.experiments.study_analysis import analyse_study, study_tables
 
     an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
@@ -154,7 +154,8 @@ def stats_cmd(
         for t in tables.values():
             console.print(to_markdown(t), highlight=False, soft_wrap=True, markup=False)
         return
-    console.print(to_markdown(tables["table3"]), highlight=False, soft_wrap=True, markup=False)
+    for name in ("table2", "table3"):
+        console.print(to_markdown(tables[name]), highlight=False, soft_wrap=True, markup=False)
     for r in an.emergence["joint_beats_both"]:
         if r["opponent"] == "all":
             console.print(f"joint beats both on {r['metric']}: {r['vs_round1']:.2f} of debates vs round-1, "

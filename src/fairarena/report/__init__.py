@@ -1,7 +1,8 @@
 """Reports of study statistics: tables (Markdown, LaTeX, CSV, HTML) and a self-contained HTML report.
 
-* :mod:`fairarena.report.tables` — the :class:`Table` model, its renderers and the builders of the
-  triage-debate paper's Table 2 (means) and Table 3 (tests and effect sizes);
+* :mod:`fairarena.report.tables` — the :class:`Table` model (with optional :class:`Panel` blocks), its
+  renderers and the builders of the triage-debate paper's Table 2 (means) and Table 3 (tests and effect
+  sizes) in the paper's two-panel layout;
 * :mod:`fairarena.report.figures` — matplotlib figures as inline SVG;
 * :mod:`fairarena.report.html` — the offline HTML report (sections, tabs, per-item drill-down).
 """
@@ -16,8 +17,9 @@ from fairarena.fsutil import atomic_write_text
 from fairarena.report.figures import means_figure, prefix_ids, svg_of, utility_heatmap
 from fairarena.report.html import (DrillDown, FigureBlock, Item, KeyValues, Preformatted, Report, Section, Text,
                                    render_html, write_html)
-from fairarena.report.tables import (FORMATS, RENDERERS, Cell, Row, Table, format_num, format_p, latex_escape,
-                                     render, stars, table2, table3, to_csv, to_html, to_latex, to_markdown)
+from fairarena.report.tables import (FORMATS, PAPER_PANELS, RENDERERS, Cell, Panel, Row, Table, format_num, format_p,
+                                     format_p_paper, latex_escape, panel_metrics, render, stars, table2, table3,
+                                     to_csv, to_html, to_latex, to_markdown, value_text)
 
 
 def write_tables(tables: Mapping[str, Table], out_dir: str | os.PathLike[str],
@@ -36,8 +38,9 @@ def write_tables(tables: Mapping[str, Table], out_dir: str | os.PathLike[str],
 
 
 __all__ = [
-    "FORMATS", "RENDERERS", "Cell", "DrillDown", "FigureBlock", "Item", "KeyValues", "Preformatted", "Report",
-    "Row", "Section", "Table", "Text", "format_num", "format_p", "latex_escape", "means_figure", "prefix_ids",
-    "render", "render_html", "stars", "svg_of", "table2", "table3", "to_csv", "to_html", "to_latex",
-    "to_markdown", "utility_heatmap", "write_html", "write_tables",
+    "FORMATS", "PAPER_PANELS", "RENDERERS", "Cell", "DrillDown", "FigureBlock", "Item", "KeyValues", "Panel",
+    "Preformatted", "Report", "Row", "Section", "Table", "Text", "format_num", "format_p", "format_p_paper",
+    "latex_escape", "means_figure", "panel_metrics", "prefix_ids", "render", "render_html", "stars", "svg_of",
+    "table2", "table3", "to_csv", "to_html", "to_latex", "to_markdown", "utility_heatmap", "value_text",
+    "write_html", "write_tables",
 ]

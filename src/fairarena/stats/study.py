@@ -57,11 +57,13 @@ class CellResult:
     joint_n: int = 0
     joint_mean: float = math.nan
     joint_ci: tuple[float, float] = (math.nan, math.nan)
+    joint_n_missing: int = 0        # feasible joint recommendations whose value is undefined (NaN), dropped
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"opponent": self.opponent, "framework": self.framework, "metric": self.metric}
         out.update(self.result.to_dict())
-        out.update(joint_n=self.joint_n, joint_mean=self.joint_mean, joint_ci=list(self.joint_ci))
+        out.update(joint_n=self.joint_n, joint_mean=self.joint_mean, joint_ci=list(self.joint_ci),
+                   joint_n_missing=self.joint_n_missing)
         return out
 
 
@@ -100,7 +102,8 @@ class StudyStats:
             r["ci_a"], r["ci_b"] = tuple(r["ci_a"]), tuple(r["ci_b"])
             cells.append(CellResult(c["opponent"], c["framework"], c["metric"], PairedResult(**r),
                                     joint_n=c.get("joint_n", 0), joint_mean=c.get("joint_mean", math.nan),
-                                    joint_ci=tuple(c.get("joint_ci", (math.nan, math.nan)))))
+                                    joint_ci=tuple(c.get("joint_ci", (math.nan, math.nan))),
+                                    joint_n_missing=c.get("joint_n_missing", 0)))
         return cls(tuple(cells), tuple(data["opponents"]), tuple(data["frameworks"]), tuple(data["metrics"]),
                    dict(data["directions"]), dict(data.get("settings", {})))
 
@@ -184,6 +187,7 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
             fa = np.array([r.a_feasible for r in recs], bool)
             fb = np.array([r.opp_feasible for r in recs], bool)
             fj = np.array([r.joint_feasible for r in recs], bool)
+            has_joint = np.array([r.joint is not None for r in recs], bool)
             for metric in metrics:
                 a = np.array([_value(r.a, metric, f"a[{opp}/{fw}]") for r in recs])
                 b = np.array([_value(r.opp, metric, f"opp[{opp}/{fw}]") for r in recs])
@@ -195,7 +199,8 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
                 j2 = j[fj & ~np.isnan(j)]
                 samples += [a2, b2, j2]
                 cells.append(CellResult(opp, fw, metric, res, joint_n=int(j2.size),
-                                        joint_mean=float(j2.mean()) if j2.size else math.nan))
+                                        joint_mean=float(j2.mean()) if j2.size else math.nan,
+                                        joint_n_missing=int((fj & np.isnan(j) & has_joint).sum())))
 
     ci = bootstrap_means_ci(samples, n_resamples=n_resamples, seed=seed, level=level, method=ci_method)
     for k, c in enumerate(cells):
