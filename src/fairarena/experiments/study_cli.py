@@ -48,8 +48,8 @@ def run_cmd(
     out: Path = typer.Option(..., "--out", help="The study folder (created; a rerun resumes it)."),
     backend: str = typer.Option("serial", "--backend", help="serial | processes | threads | dask "
                                                             "(fairarena.execution's backends)"),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel debates (default: cores; threads: "
-                                                                 "twice the largest server limit)."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Debates in flight (default: cores; threads: "
+                                                                 "the servers' ceilings added up, plus a quarter)."),
     address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (default: a LocalCluster)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Also rerun the debates recorded as failed."),
     force: bool = typer.Option(False, "--force", help="Use a folder made from a different study file."),
@@ -58,16 +58,22 @@ def run_cmd(
     offline: bool = typer.Option(False, "--offline", help="Replay model answers from the cache only."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run at most N of the remaining debates."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON; no progress bar."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between progress lines when "
+                                                                         "stderr is not a terminal."),
 ) -> None:
     """Run every debate of a study not finished yet; exit 1 when some debate failed."""
     from fairarena.experiments.study import load_study
     from fairarena.experiments.study_store import StudyRunError
 
+    from fairarena.errors import InputError
+
+    if not progress_every >= 0 or progress_every == float("inf"):
+        raise InputError("progress-every", progress_every, "a non-negative number of seconds")
     cfg, text = load_study(study)
     kw: dict[str, Any] = dict(backend=backend, workers=workers, address=address, retry_failed=retry_failed,
                               force=force, cache=cache, offline=offline, limit=limit)
     try:
-        summary = _run(cfg, text, out, kw, as_json, backend)
+        summary = _run(cfg, text, out, kw, as_json, backend, progress_every)
     except StudyRunError as exc:
         raise fail(str(exc), code=1) from None
     if as_json:
@@ -78,25 +84,76 @@ def run_cmd(
         raise typer.Exit(1)
 
 
-def _run(cfg: Any, text: str, out: Path, kw: dict[str, Any], as_json: bool, backend: str) -> Any:
+class RunProgress:
+    """Progress of a study run: debates/s, calls/s, tokens/s, each server's concurrency now and the error
+    rates. On a terminal a live rich line; otherwise one plain line to stderr every ``every`` seconds
+    (and at the end), so a log of a long run shows how it went."""
+
+    def __init__(self, name: str, backend: str, *, terminal: bool, every: float = 10.0,
+                 clock: Any = None) -> None:
+        import time
+
+        self.name = name
+        self.backend = backend
+        self.terminal = terminal
+        self.every = every
+        self.clock = clock or time.monotonic
+        self.t0 = self.clock()
+        self.last_line = -float("inf")
+        self.bar: Any = None
+        self.tid: Any = None
+        self.lines: list[str] = []
+
+    def __enter__(self) -> "RunProgress":
+        if self.terminal:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(TextColumn("[bold]study[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TextColumn("{task.fields[stats]}"), TimeElapsedColumn(),
+                                console=err_console, transient=True)
+            self.bar.__enter__()
+            self.tid = self.bar.add_task(f"{self.name} ({self.backend})", total=None, stats="")
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+    def stats(self, done: int, failed: int, inflight: int, total: int) -> str:
+        from fairarena.experiments.study_store import live_stats
+
+        st = live_stats()
+        dt = max(1e-9, self.clock() - self.t0)
+        live = st["calls"] - st["cached_calls"]
+        parts = [f"{done}/{total} debates", f"failed {failed}", f"in flight {inflight}",
+                 f"{done / dt:.2f} debates/s"]
+        if st["calls"]:
+            parts += [f"{live / dt:.1f} calls/s", f"{(st['prompt_tokens'] + st['completion_tokens']) / dt:.0f} tok/s",
+                      f"call errors {st['failed_calls'] / st['calls']:.1%}"]
+        for url, srv in st["servers"].items():
+            retries = f", backed off {srv['decreases']}x" if srv.get("decreases") else ""
+            parts.append(f"{url} x{srv['current']}/{srv['limit']}{retries}")
+        return "  ".join(parts)
+
+    def __call__(self, done: int, failed: int, inflight: int, total: int) -> None:
+        now = self.clock()
+        if self.bar is not None:
+            self.bar.update(self.tid, completed=done, total=total, stats=self.stats(done, failed, inflight, total))
+        elif now - self.last_line >= self.every or done == total:
+            self.last_line = now
+            line = f"study {self.name}: " + self.stats(done, failed, inflight, total)
+            self.lines.append(line)
+            err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+
+
+def _run(cfg: Any, text: str, out: Path, kw: dict[str, Any], as_json: bool, backend: str,
+         every: float = 10.0) -> Any:
     from fairarena.experiments.study_store import run_study
 
     if as_json:
         return run_study(cfg, text, out, **kw)
-    else:
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                                   TimeRemainingColumn)
-
-        with Progress(TextColumn("[bold]study[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TextColumn("failed {task.fields[failed]}  in flight {task.fields[inflight]}"),
-                      TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                      console=err_console, transient=True) as bar:
-            tid = bar.add_task(f"{cfg.name} ({backend})", total=None, failed=0, inflight=0)
-
-            def progress(done: int, failed: int, inflight: int, total: int) -> None:
-                bar.update(tid, completed=done, total=total, failed=failed, inflight=inflight)
-
-            return run_study(cfg, text, out, progress=progress, **kw)
+    with RunProgress(cfg.name, backend, terminal=err_console.is_terminal, every=every) as progress:
+        return run_study(cfg, text, out, progress=progress, **kw)
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -109,6 +166,36 @@ def _print_summary(s: dict[str, Any]) -> None:
         console.print(f"  ... and {len(s['failed_now']) - 10} more (see results.jsonl)")
     if s["failed"]:
         console.print("rerun the failed debates with --retry-failed", highlight=False)
+
+
+@study_app.command("plan")
+@cli_errors
+def plan_cmd(
+    study: Path = typer.Argument(..., help="The study TOML file."),
+    tokens_per_s: Optional[float] = typer.Option(None, "--tokens-per-s", help="The servers' aggregate rate "
+                                                                              "(prompt + completion tokens/s)."),
+    probe: bool = typer.Option(False, "--probe", help="Measure the rate with one real call per server instead."),
+    price_prompt: Optional[float] = typer.Option(None, "--price-prompt", help="Price per million prompt tokens."),
+    price_completion: Optional[float] = typer.Option(None, "--price-completion",
+                                                     help="Price per million completion tokens."),
+    as_json: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+) -> None:
+    """Debates, model calls, tokens per call and in total, time and cost of a study, without any model call
+    (except one per server with --probe)."""
+    from fairarena.errors import InputError
+    from fairarena.experiments.study import load_study
+    from fairarena.experiments.study_plan import format_plan, plan_study
+
+    if probe and tokens_per_s is not None:
+        raise InputError("probe", True, "either --probe or --tokens-per-s, not both")
+    cfg, _ = load_study(study)
+    plan = plan_study(cfg, tokens_per_s=tokens_per_s, price_prompt=price_prompt, price_completion=price_completion,
+                      probe=probe)
+    if as_json:
+        emit_json(plan)
+        return
+    for line in format_plan(plan):
+        console.print(line, highlight=False, soft_wrap=True, markup=False)
 
 
 @study_app.command("status")

@@ -399,8 +399,9 @@ class RunOptions:
 
     cache: str | None = None
     offline: bool = False
-    limits: tuple[tuple[str, int | None], ...] = ()   # (model spec, server limit)
+    limits: tuple[tuple[str, Any], ...] = ()          # (model spec, its server's ConcurrencyPolicy or None)
     mechanisms: tuple[str, ...] = ()                  # aggregation rules applied to each finished debate
+    replicas: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()   # (model spec, ((base URL, policy), ...))
 
 
 _MODELS: dict[tuple[str, str | None, bool], Any] = {}
@@ -415,10 +416,51 @@ def shared_model(spec: str, opts: RunOptions) -> Any:
     k = (spec, opts.cache, opts.offline)
     with _MODELS_LOCK:
         if k not in _MODELS:
-            # the limit is the model layer's (LimitedModel), shared by every spec on the same server
-            _MODELS[k] = build_model(spec, cache=opts.cache, offline=opts.offline,
-                                     concurrency=dict(opts.limits).get(spec))
+            replicas = dict(opts.replicas).get(spec)
+            if replicas and not opts.offline:
+                _MODELS[k] = _replicated(spec, replicas, opts.cache)
+            else:
+                # the limit is the model layer's (LimitedModel), shared by every spec on the same server
+                _MODELS[k] = build_model(spec, cache=opts.cache, offline=opts.offline,
+                                         concurrency=dict(opts.limits).get(spec))
         return _MODELS[k]
+
+
+def _replicated(spec: str, replicas: Sequence[tuple[str, Any]], cache: str | None) -> Any:
+    """``spec`` served by several base URLs: one retried, limited model per URL behind a
+    :class:`fairarena.llm.concurrency.ReplicaRouter`, with the one response cache and usage meter above
+    it (the cache ignores URLs, so a replica's answer serves them all)."""
+    from fairarena.llm import build_model, parse_model_spec
+    from fairarena.llm.concurrency import ReplicaRouter
+    from fairarena.llm.spec import ModelSpec
+    from fairarena.llm.wrappers import CachedModel, LimitedModel, UsageMeter
+
+    ms = parse_model_spec(spec)
+    pairs = []
+    for url, policy in replicas:
+        lm = build_model(ModelSpec(ms.backend, ms.model, url, ms.options), concurrency=policy).find(LimitedModel)
+        pairs.append((lm, lm.server))
+    inner: Any = ReplicaRouter(pairs)
+    if cache is not None:
+        inner = CachedModel(inner, cache)
+    return UsageMeter(inner)
+
+
+def live_stats() -> dict[str, Any]:
+    """What this process's shared models did so far: calls (cached, failed), prompt and completion
+    tokens, and each server's concurrency (:func:`fairarena.llm.wrappers.server_limits`) — for progress
+    lines. Worker processes keep their own: with ``processes`` or ``dask`` these stay at zero."""
+    from fairarena.llm.wrappers import UsageMeter, server_limits
+
+    with _MODELS_LOCK:
+        meters = [m.find(UsageMeter) for m in _MODELS.values() if hasattr(m, "find")]
+    out = {"calls": 0, "cached_calls": 0, "failed_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for m in meters:
+        if m is not None:
+            t = m.totals
+            for f in out:
+                out[f] += getattr(t, f)
+    return {**out, "servers": server_limits()}
 
 
 def execute_task(task: Any, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
@@ -598,8 +640,26 @@ class StudyRunError(FairArenaError):
     finished before it is on disk; rerunning the same command resumes."""
 
 
+def _runner_change_only(design: Any, cfg: StudyConfig) -> bool:
+    """Does the folder's recorded design differ from ``cfg`` only in :data:`RUNNER_FIELDS` (concurrency,
+    replicas, samples)? Such a change alters no debate: every finished one keeps its key."""
+    from fairarena.experiments.study import RUNNER_FIELDS, from_dict
+
+    if not isinstance(design, dict):
+        return False
+    try:
+        old = from_dict(design, "study.json:design.").canonical()
+    except InputError:
+        return False
+    new = cfg.canonical()
+    return {k: v for k, v in old.items() if k not in RUNNER_FIELDS} == \
+        {k: v for k, v in new.items() if k not in RUNNER_FIELDS}
+
+
 def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool, n_tasks: int) -> None:
-    """Check (or create) ``study.json``: a folder made from a different design is refused unless ``force``."""
+    """Check (or create) ``study.json``: a folder made from a different design is refused unless ``force``
+    or the two differ only in how the study runs or how many samples it has (adopted: the keys of every
+    finished debate still match)."""
     from fairarena.provenance import run_record
 
     meta_path = root / "study.json"
@@ -611,7 +671,7 @@ def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool, n_tas
             digest = None
         if digest == cfg.digest():
             return
-        if not force:
+        if not force and not _runner_change_only(meta.get("design") if digest else None, cfg):
             raise InputError("out", str(root), f"a folder of this study (it holds study {digest and digest[:12]!s}, "
                                                f"this file is {cfg.digest()[:12]}; --force adopts the new design, "
                                                "keeping debates whose keys still match)")
@@ -669,8 +729,9 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         if limit is not None:
             todo = todo[:limit]
         opts = RunOptions(str(cache_path) if cache_path else None, offline,
-                          tuple((s, cfg.server_limit(s)) for s in specs),
-                          tuple(cfg.council_rules() if cfg.kind == "council" else cfg.mechanisms))
+                          tuple((s, cfg.server_policy(s)) for s in specs),
+                          tuple(cfg.council_rules() if cfg.kind == "council" else cfg.mechanisms),
+                          _replica_options(cfg, specs))
         failed_now: list[dict[str, str]] = []
         done = 0
         # CPU-bound scripted studies on worker processes: one unit per cohort keeps the negotiator's
@@ -715,14 +776,47 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     return summary
 
 
+def _replica_options(cfg: StudyConfig, specs: Sequence[str]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """Per model spec with ``replicas``: each base URL with its policy (``concurrency`` by that URL, else the
+    spec's own server's)."""
+    from fairarena.llm.concurrency import ConcurrencyPolicy
+    from fairarena.llm.spec import parse_model_spec
+
+    out = []
+    for s in specs:
+        urls = cfg.replica_urls(s)
+        base = parse_model_spec(s).base_url
+        if base and base.rstrip("/") in cfg.replicas:
+            own = cfg.server_policy(s)
+            out.append((s, tuple((u, ConcurrencyPolicy.of(cfg.concurrency[u], f"study.concurrency[{u!r}]")
+                                  if u in cfg.concurrency else own) for u in urls)))
+    return tuple(out)
+
+
+MAX_DEFAULT_THREADS = 1024
+
+
 def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
+    """Debates in flight by default. Threads against model servers: every server's ceiling filled (each
+    replica counted; a debate makes one call at a time, so the servers' ceilings add up), plus a quarter
+    for the debates between two calls (prompt building, scoring), at most :data:`MAX_DEFAULT_THREADS`."""
+    import math
+
     from fairarena.execution import default_workers
 
     cores = default_workers()
     if backend == "threads":
-        limits = [cfg.server_limit(s) for s in specs]
-        known = [x for x in limits if x is not None]
-        return max(known) * 2 if known else cores   # two roles can call at once
+        servers: dict[str, int] = {}
+        for s in specs:
+            pol = cfg.server_policy(s)
+            if pol is None:
+                continue
+            reps = dict(_replica_options(cfg, [s])).get(s)
+            for url, p in (reps or ((str(s), pol),)):
+                servers[url] = max(servers.get(url, 0), p.max)
+        if not servers:
+            return cores
+        return min(MAX_DEFAULT_THREADS, max(2, math.ceil(1.25 * sum(servers.values()))))
     return cores
 
 

@@ -19,9 +19,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from fairarena.errors import InputError
+
+if TYPE_CHECKING:
+    from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
 from fairarena.llm.base import (
     BudgetExceededError, CacheMissError, ChatModel, ChatResponse, ContextOverflowError, LLMError, Message,
     ServerUnavailableError, TransientLLMError, call_deadline, count_tokens, max_prompt_tokens,
@@ -170,7 +173,8 @@ class ServerLimit:
                 self._cond.wait()
             self.in_flight += 1
 
-    def release(self, retried: bool) -> None:
+    def release(self, retried: bool, **outcome: Any) -> None:
+        """``outcome`` (latency, tokens, Retry-After) is for the adaptive limit; a fixed one ignores it."""
         with self._cond:
             self.in_flight -= 1
             if retried:
@@ -193,17 +197,31 @@ _SERVER_LIMITS: dict[str, ServerLimit] = {}
 _SERVER_LIMITS_LOCK = threading.Lock()
 
 
-def server_limit(key: str, limit: int) -> ServerLimit:
+def server_limit(key: str, limit: "int | ConcurrencyPolicy") -> Any:
     """The process-wide limit of server ``key`` (a base URL; see :func:`fairarena.llm.spec.server_key`).
 
     Every model built for one server shares it, whatever else its spec says (``?timeout=``, the model
-    name). Asked again with a different ``limit``, the smaller one holds.
+    name). Asked again with a different ``limit``, the smaller one holds. A
+    :class:`~fairarena.llm.concurrency.ConcurrencyPolicy` that may grow (``max > start``) gets the adaptive
+    :class:`~fairarena.llm.concurrency.AdaptiveLimit` instead (a new policy replaces it while it is idle).
     """
+    from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
+
+    if isinstance(limit, ConcurrencyPolicy):
+        if limit.adaptive:
+            with _SERVER_LIMITS_LOCK:
+                cur = _SERVER_LIMITS.get(key)
+                if not isinstance(cur, AdaptiveLimit) or (cur.policy != limit and cur.in_flight == 0):
+                    cur = _SERVER_LIMITS[key] = AdaptiveLimit(key, limit)   # type: ignore[assignment]
+                return cur
+        limit = limit.max
     with _SERVER_LIMITS_LOCK:
         got = _SERVER_LIMITS.get(key)
+        if isinstance(got, AdaptiveLimit) and got.in_flight == 0:
+            got = None
         if got is None:
             got = _SERVER_LIMITS[key] = ServerLimit(key, limit)
-        elif limit < got.limit:
+        elif isinstance(got, ServerLimit) and limit < got.limit:
             ServerLimit(key, limit)  # validates
             with got._cond:
                 got.limit = limit
@@ -225,9 +243,9 @@ class LimitedModel(_Wrapper):
     whether the call needed a retry; a slot is held through the retries' back-off, so a refusing server
     is not sent more calls while it recovers."""
 
-    def __init__(self, inner: ChatModel, limit: "int | ServerLimit") -> None:
+    def __init__(self, inner: ChatModel, limit: "int | ServerLimit | AdaptiveLimit") -> None:
         super().__init__(inner)
-        self.server = limit if isinstance(limit, ServerLimit) else ServerLimit(f"{inner.backend}:{inner.model}", limit)
+        self.server = ServerLimit(f"{inner.backend}:{inner.model}", limit) if isinstance(limit, int) else limit
 
     @property
     def limit(self) -> int:
@@ -244,15 +262,20 @@ class LimitedModel(_Wrapper):
     def chat(self, messages: Sequence[Message], **kw: Any) -> ChatResponse:
         self.server.acquire()
         retried = False
+        outcome: dict[str, Any] = {}
+        t0 = time.perf_counter()
         try:
             resp = self.inner.chat(messages, **kw)
             retried = resp.attempts > 1 and not resp.cached
+            outcome = {"latency_s": time.perf_counter() - t0, "completion_tokens": resp.usage.completion_tokens}
             return resp
-        except (TransientLLMError, RetriesExhaustedError):
+        except (TransientLLMError, RetriesExhaustedError) as exc:
             retried = True
+            last = exc.last if isinstance(exc, RetriesExhaustedError) else exc
+            outcome = {"retry_after": getattr(last, "retry_after", None)}
             raise
         finally:
-            self.server.release(retried)
+            self.server.release(retried, **outcome)
 
 
 # --------------------------------------------------------------------------- cache
