@@ -30,11 +30,12 @@ import warnings
 from typing import Any, Callable
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
+from scipy.optimize import Bounds, LinearConstraint
 from scipy.sparse import coo_array
 
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import SolverError
+from fairarena.solver_console import milp  # HiGHS's console never on stdout
 
 __all__ = ["Expr", "AllocationMILP", "InfeasibleMILP", "add_exprs", "add_gini_bound", "MIP_REL_GAP", "STAGE_EPS"]
 

@@ -237,7 +237,8 @@ class CompiledSteps:
         self.keep_cost[self.z] = -1.0
 
     def _milp(self, cost: np.ndarray, A: Any, lo: np.ndarray, hi: np.ndarray, ub: np.ndarray) -> Any:
-        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.optimize import Bounds, LinearConstraint
+        from fairarena.solver_console import milp  # HiGHS's console never on stdout
         return milp(cost, constraints=[LinearConstraint(A, lo, hi)], integrality=self.integrality,
                     bounds=Bounds(self.lb, ub), options={"mip_rel_gap": MIP_REL_GAP})
 

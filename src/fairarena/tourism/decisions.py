@@ -211,7 +211,8 @@ def flow_coefficients(d: Destination, s: Stakeholder) -> np.ndarray:
 
 def solve_flows(d: Destination, c: np.ndarray, lp: _FlowLP | None = None) -> np.ndarray:
     """Integer flows maximising ``c`` (HiGHS); raises SolverError when HiGHS does not prove optimality."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
+    from fairarena.solver_console import milp  # HiGHS's console never on stdout
 
     lp = lp or _flow_lp(d)
     nF = lp.G * lp.P * lp.S
@@ -231,7 +232,8 @@ def solve_flows_maximin(d: Destination, coefs: list[np.ndarray], lo: np.ndarray,
     visitors one at a time on the POI with the largest fractional part that still has free capacity. The
     integer program itself is too slow for the time budget (it ran for over 10 minutes on 40 POIs), so
     this candidate is a rounded LP optimum, not an exact integer maximin."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
+    from fairarena.solver_console import milp  # HiGHS's console never on stdout
     from scipy.sparse import csr_matrix, hstack, vstack
 
     a = d.arrays
