@@ -65,12 +65,13 @@ def test_offline_without_a_cache_is_refused_before_any_write(tmp_path):
     assert exc.value.field == "cache" and not (tmp_path / "st").exists()
 
 
-def test_unreachable_server_fails_every_debate_with_its_error(tmp_path):
-    pytest.importorskip("openai")
+def test_unreachable_server_is_refused_in_preflight_before_any_write(tmp_path):
+    from fairarena.llm import ServerUnavailableError
+
     cfg = _design("http://127.0.0.1:9/v1", cohorts=1)
-    s = run_study(cfg, to_toml(cfg), tmp_path / "st")
-    assert s.failed == len(expand(cfg)) and s.ok == 0
-    assert all("127.0.0.1:9" in f["error"] for f in s.failed_now)
+    with pytest.raises(ServerUnavailableError, match="127.0.0.1:9"):
+        run_study(cfg, to_toml(cfg), tmp_path / "st")
+    assert not (tmp_path / "st").exists()
 
 
 def test_limit_drops_while_the_server_refuses_and_recovers():

@@ -693,8 +693,8 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     """Run (or resume) a study into ``out``. Finished debates are skipped; failed ones are rerun only with
     ``retry_failed``. ``limit`` runs at most that many of the remaining debates (for trials)."""
     from fairarena.execution import check_workers, resolve_backend
-    from fairarena.llm.spec import server_key
-    from fairarena.llm.wrappers import server_limits
+    from fairarena.llm.spec import check_reachable, server_key
+    from fairarena.llm.wrappers import check_cache_file, server_limits
     from fairarena.provenance import run_record
 
     t_start = time.perf_counter()
@@ -720,6 +720,10 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         workers = 1 if backend == "serial" else _default_workers(backend, cfg, specs)
     if backend == "serial":
         workers = 1
+    if cache_path is not None:
+        check_cache_file(cache_path)       # a folder or a file that is not SQLite: refused before any debate
+    if not offline:
+        check_reachable(live)              # a server nothing answers at: one line, before any write
     _preflight(cfg, tasks)
     with folder_lock(root):
         prepare_store(root, cfg, text, force=force, n_tasks=len(tasks))

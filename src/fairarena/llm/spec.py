@@ -236,6 +236,38 @@ def server_key(spec: str | ModelSpec) -> str | None:
     return f"{ms.backend}:{ms.model}"
 
 
+def check_reachable(specs: "list[str] | tuple[str, ...]", *, timeout: float | None = None) -> None:
+    """Preflight: open (and close) a TCP connection to every server the specs name, before any work.
+
+    Nothing is sent. A server nothing answers at (connection refused, unknown host, no connection within
+    the spec's ``connect_timeout`` or ``timeout``) raises :class:`~fairarena.llm.base.ServerUnavailableError`:
+    one line naming the base URL (exit 2 at the command line). Scripted and in-process models have no
+    server; a server reached once is not probed again for another spec.
+    """
+    import socket
+    from urllib.parse import urlsplit
+
+    from fairarena.llm.base import ServerUnavailableError
+
+    seen: set[str] = set()
+    for spec in specs:
+        ms = parse_model_spec(spec)
+        key = server_key(ms)
+        if ms.backend != "openai" or key is None or key in seen:
+            continue
+        seen.add(key)
+        url = urlsplit(key)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        wait = timeout if timeout is not None else backend_options(ms)["connect_timeout"]
+        try:
+            with socket.create_connection((url.hostname or "", port), timeout=wait):
+                pass
+        except OSError as exc:
+            why = "no connection within {:g}s (connect_timeout)".format(wait) if isinstance(exc, TimeoutError) \
+                else (exc.strerror or type(exc).__name__)
+            raise ServerUnavailableError(key, why) from None
+
+
 def build_model(spec: str | ModelSpec, *, cache: str | os.PathLike[str] | None = None, offline: bool = False,
                 retries: int = 5, base_delay: float = 0.5, max_delay: float = 20.0,
                 max_calls: int | None = None, max_tokens: int | None = None, seed: int | None = None,

@@ -332,6 +332,26 @@ class ResponseCache:
             self._db.close()
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_cache_file(path: str | os.PathLike[str]) -> Path:
+    """Refuse, before any work, a ``--cache`` that cannot be a response cache: a folder, or an existing
+    non-empty file that is not SQLite (an empty or missing file becomes a new cache)."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("cache", str(p), "an SQLite response-cache file (this is a folder)")
+    if p.exists():
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as exc:
+            raise InputError("cache", str(p), f"a readable SQLite response-cache file ({exc.strerror})") from None
+        if head and head != SQLITE_HEADER:
+            raise InputError("cache", str(p), "an SQLite response-cache file (this file is not SQLite)")
+    return p
+
+
 class CachedModel(_Wrapper):
     """Serve repeated requests from an SQLite cache; ``offline=True`` never calls the model
     (a miss raises :class:`CacheMissError`), which replays a study without any server."""

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from fairarena.cli_common import check_seed, cli_errors, console, emit_json
+from fairarena.cli_common import check_seed, cli_errors, console, emit_json, fail
 from fairarena.errors import InputError
 
 tourism_app = typer.Typer(name="tourism", help="Multistakeholder tourism: destinations, stakeholders, "
@@ -146,6 +146,8 @@ def run_cmd(
             for key, ev in result["evaluation"].items():
                 console.print(f"{key}: " + ", ".join(f"{r['stakeholder']} {r['utility']:.3f}" for r in ev["stakeholders"])
                               + (f"  violations: {ev['violations'][:2]}" if ev["violations"] else ""))
+        if result["status"] != "ok":  # a run that failed (e.g. an unreachable model) exits non-zero, as debate does
+            raise fail(f"debate failed: {result['error']}")
         return
     from fairarena.tourism.decisions import check_rule
 
