@@ -1,0 +1,49 @@
+"""``fairarena study plan``: the calls it predicts are the calls a run makes; tokens, time and cost follow
+from them by the stated arithmetic; bad options are one line, exit 2, before any work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from fairarena.experiments.study import expand, to_toml
+from fairarena.experiments.study_plan import JUSTIFICATION_TOKENS, plan_study
+from fairarena.experiments.study_store import load_results, run_study
+
+from .conftest import tiny_design
+
+
+def test_planned_calls_are_the_calls_a_run_makes(zero_server, tmp_path):
+    url = zero_server.base_url
+    cfg = tiny_design(model_a=f"openai:m@{url}", model_b=f"openai:m@{url}", rag="off")
+    n = zero_server.requests
+    plan = plan_study(cfg, tokens_per_s=1000.0, price_prompt=2.0, price_completion=4.0)
+    assert zero_server.requests == n                                   # no model call
+    assert plan["debates"] == len(expand(cfg)) == 8
+    run_study(cfg, to_toml(cfg), tmp_path / "st")
+    recs = load_results(tmp_path / "st")
+    assert plan["calls"] == sum(r["usage"][w]["calls"] for r in recs for w in "ab") == 48
+    assert all(p["status"] == "ok" for p in plan["patterns"])
+    live = (plan["calls"] - plan["cached_calls"]) / plan["calls"]
+    assert plan["time_s"]["high"] == pytest.approx(round((plan["prompt_tokens"] + 48 * cfg.max_tokens) * live / 1000, 1))
+    assert plan["cost"]["high"] == pytest.approx(round((plan["prompt_tokens"] * 2 + 48 * cfg.max_tokens * 4) * live / 1e6, 4))
+    assert all(p["completion_tokens_per_debate"]["low"] > 6 * JUSTIFICATION_TOKENS for p in plan["patterns"])
+    assert plan["per_call"]["prompt_tokens"] > 300                     # the cohort table and the rules are in it
+
+
+def test_plan_cli_json_and_bad_options(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text('base = "tiny"\n')
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "study", "plan", str(p), "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["calls"] == 48
+    for bad, field in ((["--tokens-per-s", "0"], "tokens-per-s"), (["--price-prompt", "-1"], "price-prompt"),
+                       (["--probe"], "probe")):
+        r = subprocess.run([sys.executable, "-m", "fairarena.cli", "study", "plan", str(p), *bad],
+                           capture_output=True, text=True, timeout=120)
+        err = r.stderr.strip()
+        assert r.returncode == 2 and field in err and len(err.splitlines()) == 1 and "Traceback" not in err
