@@ -135,3 +135,18 @@ def test_bias_confusion_counts_ties_fractionally():
     assert out["tables"]["r1"][0]["counts"] == {"utilitarian": 0.0, "rawlsian": 1.0}
     own = [h for h in out["hits"] if h.get("framework")]
     assert {h["stage"]: h["own"] for h in own} == {"r1": 1.0, "final": 0.0}
+
+
+def test_the_observed_scale_keeps_a_metric_where_the_optima_barely_differ_from_dominating():
+    optima = {0: {"utilitarian": {"esg": 5.0, "rmg": 0.50}, "rawlsian": {"esg": 3.0, "rmg": 0.51}}}
+    tr = _trace([_t("A", "final", [1], esg=4.9, rmg=0.9), _t("B", "final", [1], esg=4.0, rmg=0.5)],
+                opponent="baseline", framework="utilitarian")
+
+    def a_row(scale):
+        out = bias_confusion([tr], optima, metrics=("esg", "rmg"), stages=("final",), scale=scale)
+        return next(r for r in out["tables"]["final"] if r["proposer"] == "aligned:utilitarian")["counts"]
+
+    assert a_row("optima") == {"utilitarian": 0.0, "rawlsian": 1.0}        # rmg's 0.01 spread decides
+    assert a_row("observed") == {"utilitarian": 1.0, "rawlsian": 0.0}
+    with pytest.raises(Exception, match="scale"):
+        bias_confusion([tr], optima, scale="zscore")

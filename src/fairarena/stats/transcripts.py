@@ -282,18 +282,37 @@ def contestation(traces: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ bias
 
+SCALES = ("observed", "optima")     # what a metric is min-max normalised over (bias_confusion)
+
+
+def metric_bounds(points: Iterable[Mapping[str, float]], metrics: Sequence[str] = BIAS_METRICS
+                  ) -> dict[str, tuple[float, float]]:
+    """``{metric: (min, max - min)}`` over ``points`` (mappings metric -> value); a metric missing from a
+    point or with no spread (within ``TOL``) is left out."""
+    pts = list(points)
+    out = {}
+    for m in metrics:
+        vals = [p.get(m) for p in pts]
+        if not vals or any(v is None for v in vals):
+            continue
+        lo, hi = min(float(v) for v in vals), max(float(v) for v in vals)
+        if hi - lo > TOL:
+            out[m] = (lo, hi - lo)
+    return out
+
+
 def nearest_frameworks(values: Mapping[str, float], optima: Mapping[str, Mapping[str, float]],
-                       metrics: Sequence[str] = BIAS_METRICS) -> tuple[list[str], dict[str, float]]:
+                       metrics: Sequence[str] = BIAS_METRICS,
+                       bounds: Mapping[str, tuple[float, float]] | None = None) -> tuple[list[str], dict[str, float]]:
     """The framework(s) whose optimum is nearest to ``values`` and every distance.
 
-    Each metric is min-max normalised over the optima (``(v - min) / (max - min)``; a metric on which
-    every optimum agrees is left out); the distance is Euclidean over the metrics kept. Ties within
-    ``TOL`` are all returned. No metric left: every framework is nearest (distance 0)."""
-    keep = []
-    for m in metrics:
-        vals = [float(o[m]) for o in optima.values() if o.get(m) is not None]
-        if len(vals) == len(optima) and m in values and values[m] is not None and max(vals) - min(vals) > TOL:
-            keep.append((m, min(vals), max(vals) - min(vals)))
+    Each metric is min-max normalised, ``(v - min) / (max - min)``, with ``bounds`` (``{metric: (min,
+    max - min)}``; default :func:`metric_bounds` of the optima: a metric on which every optimum agrees
+    is left out); the distance is Euclidean over the metrics normalised. Ties within ``TOL`` are all
+    returned. No metric left: every framework is nearest (distance 0)."""
+    if bounds is None:
+        bounds = metric_bounds(optima.values(), metrics)
+    keep = [(m, lo, span) for m, (lo, span) in bounds.items() if m in metrics and values.get(m) is not None]
     dist = {}
     for f, o in optima.items():
         dist[f] = math.sqrt(sum(((float(values[m]) - lo) / span - (float(o[m]) - lo) / span) ** 2
@@ -311,53 +330,67 @@ def proposer(trace: Mapping[str, Any], agent: str) -> str:
 
 
 def bias_confusion(traces: Iterable[Mapping[str, Any]], optima: Mapping[Any, Mapping[str, Mapping[str, float]]],
-                   *, stages: Sequence[str] = ("r1", "final"),
-                   metrics: Sequence[str] = BIAS_METRICS) -> dict[str, Any]:
+                   *, stages: Sequence[str] = ("r1", "final"), metrics: Sequence[str] = BIAS_METRICS,
+                   scale: str = "observed") -> dict[str, Any]:
     """For every feasible proposal of A and of its opponent at ``stages``: the framework whose optimum is
-    nearest (:func:`nearest_frameworks`; ``optima[cohort][framework][metric]``). Returns ``frameworks``
-    (the columns), ``tables`` (per stage: rows ``{"proposer", "n", "counts": {framework: count}}``, a
-    tie shared equally among the tied frameworks) and ``hits`` per debate (for A aligned: the share of
-    its nearest frameworks that are its own, for the noise tests)."""
+    nearest (:func:`nearest_frameworks`; ``optima[cohort][framework][metric]``).
+
+    ``scale``: each metric is min-max normalised per cohort over the six optima *and every proposal
+    classified on that cohort* (``"observed"``, the default: a proposal far outside the optima on a
+    metric where the optima barely differ would otherwise dominate the distance), or over the optima
+    only (``"optima"``). Returns ``frameworks`` (the columns), ``tables`` (per stage: rows
+    ``{"proposer", "n", "counts": {framework: count}}``, a tie shared equally among the tied frameworks)
+    and ``hits`` per proposal (for A aligned: the share of its nearest frameworks that are its own; for
+    the opponent: its share per framework), the input of the noise tests."""
+    from fairarena.errors import InputError
+
+    if scale not in SCALES:
+        raise InputError("scale", scale, "one of " + ", ".join(SCALES))
     frameworks: list[str] = []
     for o in optima.values():
         for f in o:
             if f not in frameworks:
                 frameworks.append(f)
-    acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    n: dict[tuple[str, str], int] = defaultdict(int)
-    hits = []
+    items: dict[Any, list[tuple[Mapping[str, Any], str, str, Mapping[str, float]]]] = defaultdict(list)
+    opts: dict[Any, Mapping[str, Mapping[str, float]]] = {}
     for tr in traces:
-        opt = optima.get(tr["cohort"])
-        if opt is None:
-            opt = optima.get(str(tr["cohort"]))
+        opt = optima.get(tr["cohort"]) or optima.get(str(tr["cohort"]))
         if not opt:
             continue
+        opts[tr["cohort"]] = opt
         for agent in ("A", "B"):
             for s in stages:
                 t = _turn(tr, agent, s)
-                if t is None or not t.get("feasible", True):
-                    continue
-                near, _ = nearest_frameworks(t.get("metrics") or {}, opt, metrics)
-                who = proposer(tr, agent)
-                n[(s, who)] += 1
-                for f in near:
-                    acc[(s, who)][f] += 1.0 / len(near)
-                if agent == "A" and tr.get("framework"):
-                    hits.append({"key": tr.get("key"), "cohort": tr["cohort"], "framework": tr["framework"],
-                                 "opponent": tr["opponent"], "stage": s,
-                                 "own": sum(f == tr["framework"] for f in near) / len(near)})
-                if agent == "B":
-                    hits.append({"key": tr.get("key"), "cohort": tr["cohort"], "framework": None,
-                                 "opponent": tr["opponent"], "stage": s, "proposer": who,
-                                 "near": {f: (f in near) / len(near) for f in opt}})
+                if t is not None and t.get("feasible", True):
+                    items[tr["cohort"]].append((tr, agent, s, t.get("metrics") or {}))
+    acc: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    n: dict[tuple[str, str], int] = defaultdict(int)
+    hits = []
+    for cohort, its in items.items():
+        opt = opts[cohort]
+        pts = list(opt.values()) + ([m for *_, m in its] if scale == "observed" else [])
+        bounds = metric_bounds(pts, metrics)
+        for tr, agent, s, m in its:
+            near, _ = nearest_frameworks(m, opt, metrics, bounds)
+            who = proposer(tr, agent)
+            n[(s, who)] += 1
+            for f in near:
+                acc[(s, who)][f] += 1.0 / len(near)
+            if agent == "A" and tr.get("framework"):
+                hits.append({"key": tr.get("key"), "cohort": cohort, "framework": tr["framework"],
+                             "opponent": tr["opponent"], "stage": s,
+                             "own": sum(f == tr["framework"] for f in near) / len(near)})
+            elif agent == "B":
+                hits.append({"key": tr.get("key"), "cohort": cohort, "framework": None, "opponent": tr["opponent"],
+                             "stage": s, "proposer": who, "near": {f: (f in near) / len(near) for f in opt}})
     tables = {}
     for s in stages:
-        rows = [{"proposer": who, "n": n[(st, who)], "counts": {f: acc[(st, who)].get(f, 0.0) for f in frameworks}}
-                for (st, who) in sorted(n, key=lambda k: (not k[1].startswith("aligned:"), k[1])) if st == s]
-        tables[s] = rows
-    return {"frameworks": frameworks, "metrics": list(metrics), "tables": tables, "hits": hits}
+        tables[s] = [{"proposer": who, "n": n[(st, who)],
+                      "counts": {f: acc[(st, who)].get(f, 0.0) for f in frameworks}}
+                     for (st, who) in sorted(n, key=lambda k: (not k[1].startswith("aligned:"), k[1])) if st == s]
+    return {"frameworks": frameworks, "metrics": list(metrics), "scale": scale, "tables": tables, "hits": hits}
 
 
 __all__ = ["BIAS_METRICS", "CELL_TOL", "CLASSES", "COPYING_LEVEL", "NGRAM", "bias_confusion", "containment",
-           "contestation", "convergence", "copy_rates", "copy_summary", "debate_turns", "nearest_frameworks",
-           "ngrams", "proposer", "stage_of"]
+           "contestation", "convergence", "copy_rates", "copy_summary", "debate_turns", "metric_bounds",
+           "nearest_frameworks", "ngrams", "proposer", "SCALES", "stage_of"]
