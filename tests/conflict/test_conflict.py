@@ -106,3 +106,95 @@ def test_flows_frontier_against_brute_force():
     # weighted sums reach the supported points: here both ends of the brute-force frontier
     ends = {tuple(np.round(p, 9)) for p in res["points"]}
     assert {tuple(np.round((X[i], Y[i]), 9)) for i in keep[[0, -1]]} <= ends
+
+
+# ------------------------------------------------------------------ every registered triage metric
+
+def _brute(p):
+    """Every feasible integer allocation of the tiny problem within needs (the audit's decision space)."""
+    from fairarena.allocation.metrics import compute_metrics_batch
+    from fairarena.allocation.problem import is_feasible
+
+    ranges = [range(int(p.need[i, r]) + 1) for i in range(p.n) for r in range(p.n_resources)]
+    xs = [np.array(v, float).reshape(p.n, p.n_resources) for v in itertools.product(*ranges)]
+    X = np.stack([x for x in xs if is_feasible(p, x)])
+    m = compute_metrics_batch(p, X)
+    m["nursed"] = X[..., p.gini_index].sum(axis=-1) > 0        # the nursing Gini is undefined without nursing
+    return m
+
+
+def _brute_front(m, x, y):
+    from fairarena.allocation.metrics import METRICS
+
+    ok = m["nursed"] if "gini" in (x, y) else np.ones(m[x].shape, bool)
+    vx, vy = m[x][ok], m[y][ok]
+    keep = pareto_front(vx, vy, METRICS.entry(x).direction, METRICS.entry(y).direction)
+    return sorted({(round(float(vx[i]), 9), round(float(vy[i]), 9)) for i in keep})
+
+
+def _tiny_nursing_problem(cnss="indicator"):
+    from fairarena.allocation.problem import AllocationProblem
+
+    return AllocationProblem(ids=("a", "b", "c", "d"), resources=("Bed", "Nursing"), capacity=[2, 4],
+                             need=[[1, 3], [1, 0], [1, 2], [0, 2]], indivisible=[True, True],
+                             survival=[0.9, 0.5, 0.3, 0.6], urgency=[1, 2, 3, 1], disadvantage=[0.1, 0.2, 0.3, 0.4],
+                             vulnerability=[0.4, 0.3, 0.2, 0.1], gini_resource="Nursing", cnss=cnss)
+
+
+@pytest.mark.parametrize("cnss", ["indicator", "fractional"])
+@pytest.mark.parametrize("x, y", [("esg", "gini"), ("gini", "rmg"), ("gini", "gini_cnss"), ("vwci", "gini_cnss")])
+def test_exact_frontier_with_the_nursing_gini_equals_brute_force(x, y, cnss):
+    p = _tiny_nursing_problem(cnss)
+    brute = _brute_front(_brute(p), x, y)
+    res = audit_triage(p, x, y, points=12)
+    assert res["exact"] and res["method"].startswith("exact")
+    got = sorted({(round(a, 9), round(b, 9)) for a, b in res["points"]})
+    # every point is on the true frontier, both ends included (a grid may step over points between them)
+    assert set(got) <= set(brute) and got[0] == brute[0] and got[-1] == brute[-1]
+    dense = audit_triage(p, x, y, points=60)
+    assert {(round(a, 9), round(b, 9)) for a, b in dense["points"]} <= set(brute)
+
+
+def test_min_gini_is_the_brute_force_minimum():
+    from fairarena.allocation.milp import AllocationMILP
+    from fairarena.evaluation.conflict import _defined_row, min_gini
+
+    p = _tiny_nursing_problem("fractional")
+    m = _brute(p)
+    for metric in ("gini", "gini_cnss"):
+        milp = AllocationMILP(p)
+        _defined_row(milp)
+        value, _ = min_gini(milp, metric)
+        defined = m["nursed"]                                   # the row: somebody gets nursing
+        assert value == pytest.approx(float(m[metric][defined].min()), abs=1e-7)
+
+
+def test_var_is_sampled_and_every_point_is_achievable():
+    p = _tiny_nursing_problem()
+    res = audit_triage(p, "esg", "var", points=10, samples=50, seed=3)
+    assert not res["exact"] and res["method"].startswith("sampled") and "var has no linear form" in res["method"]
+    m = _brute(p)
+    achievable = {(round(float(a), 9), round(float(b), 9)) for a, b in zip(m["esg"], m["var"])}
+    assert res["points"] and all((round(a, 9), round(b, 9)) in achievable for a, b in res["points"])
+    assert res == audit_triage(p, "esg", "var", points=10, samples=50, seed=3)          # seeded
+
+
+def test_every_registered_metric_is_accepted_and_unknown_ones_refused():
+    from fairarena.allocation.metrics import METRICS
+    from fairarena.errors import InputError
+
+    p = _tiny_nursing_problem()
+    for x in METRICS:
+        y = "esg" if x != "esg" else "gini"
+        assert audit_triage(p, x, y, points=4, samples=10)["points"]
+    with pytest.raises(InputError) as e:
+        audit_triage(p, "esg", "nope")
+    assert e.value.field == "--y"
+    nobody = _tiny_problem()
+    nobody = type(nobody)(**{**{f: getattr(nobody, f) for f in ("ids", "resources", "capacity", "indivisible",
+                                                                 "survival", "urgency", "disadvantage",
+                                                                 "vulnerability", "gini_resource")},
+                             "need": [[1, 0], [1, 0], [1, 0]]})
+    with pytest.raises(InputError) as e:
+        audit_triage(nobody, "esg", "gini")
+    assert e.value.field == "--y" and "Nursing" in str(e.value)

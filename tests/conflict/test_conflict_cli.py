@@ -26,3 +26,23 @@ def test_audit_conflict_cli(tmp_path):
         r = runner.invoke(app, ["audit", "conflict", "--problem", str(dest), *args, "--out", str(tmp_path / "bad")])
         assert r.exit_code == 2 and field in r.output
         assert not (tmp_path / "bad").exists()   # refused before any write
+
+
+def test_audit_conflict_accepts_the_papers_nursing_gini(tmp_path):
+    from fairarena.triage import sample_cohort
+
+    runner = CliRunner()
+    cohort = tmp_path / "c.json"
+    cohort.write_text(sample_cohort(3, "tight").to_json())
+    r = runner.invoke(app, ["audit", "conflict", "--problem", str(cohort), "--x", "esg", "--y", "gini",
+                            "--points", "4", "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["exact"] and doc["method"].startswith("exact (epsilon-constraint on gini") and doc["points"]
+    r = runner.invoke(app, ["audit", "conflict", "--problem", str(cohort), "--x", "var", "--y", "rmg", "--points", "3"])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.stdout.split())                 # the console wraps long lines
+    assert "(sampled (" in out and "var has no linear form" in out
+    r = runner.invoke(app, ["audit", "conflict", "--problem", str(cohort), "--x", "esg", "--y", "gini_nursing",
+                            "--out", str(tmp_path / "bad")])
+    assert r.exit_code == 2 and "--y" in r.output and "gini_cnss" in r.output and not (tmp_path / "bad").exists()
