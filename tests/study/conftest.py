@@ -81,6 +81,9 @@ class ZeroServer:
                     srv.in_flight += 1
                     srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
                     status = srv.plan.pop(0) if srv.plan else 200
+                # a prompt-token count like a real tokenizer's (about 4 characters a token), so the
+                # client's check for a server that silently cut the prompt does not fire
+                n_prompt = sum(len(m.get("content") or "") for m in body.get("messages", [])) // 4 + 1
                 try:
                     time.sleep(srv.delay)
                     if status != 200:
@@ -89,7 +92,8 @@ class ZeroServer:
                                      "model": body.get("model", "m"),
                                      "choices": [{"index": 0, "finish_reason": "stop",
                                                   "message": {"role": "assistant", "content": srv.reply}}],
-                                     "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+                                     "usage": {"prompt_tokens": n_prompt, "completion_tokens": 7,
+                                               "total_tokens": n_prompt + 7}})
                 finally:
                     with srv._lock:
                         srv.in_flight -= 1
