@@ -162,7 +162,7 @@ def test_cnss_and_weights_options(cohort_file, tmp_path):
     assert pts["dw_esg"] != pytest.approx(ind["dw_esg"])
     opt = json.loads(run("optimal", "--cohort", str(cohort_file), "--framework", "utilitarian", "--json",
                          "--cnss", "fractional").stdout)
-    assert opt["cnss"] == "fractional" and opt["weights"] == "ses-rank"
+    assert opt["cnss"] == "fractional" and opt["weights"] == "ses-scale"
     for flag, bad in (("--cnss", "binary"), ("--weights", "wealth")):
         res = run("optimal", "--cohort", str(cohort_file), "--framework", "care", flag, bad)
         assert res.exit_code == 2 and bad in res.output and "Traceback" not in res.output

@@ -37,11 +37,12 @@ def test_every_cohort_has_all_tensions_and_valid_draws(seed):
     cohort = sample_cohort(seed, "tight")
     by_key = {p.archetype: p for p in cohort.patients}
     assert set(by_key) == {a.key for a in ARCHETYPES}
-    profiles = {(p.age, p.gender, p.race, p.ses, p.citizenship, p.occupation, p.family) for p in cohort.patients}
-    assert len(profiles) == 8
+    profiles = {(p.age, p.gender, p.race, p.ses, p.citizenship) for p in cohort.patients}
+    assert len(profiles) == 8  # the paper's diversity constraint
     for a in ARCHETYPES:
         p = by_key[a.key]
-        assert a.admits(p.model_dump())
+        assert p.slot == a.slot
+        assert a.admits(p.model_dump(), refugee_ses=True)
         assert a.age[0] <= p.age <= a.age[1]
         assert a.survival[0] <= p.survival <= a.survival[1]
         variant = next(v for v in a.conditions if v.condition == p.condition)
@@ -49,8 +50,11 @@ def test_every_cohort_has_all_tensions_and_valid_draws(seed):
         assert set(p.needs) == set(variant.needs)
         for r, (lo, hi) in variant.needs.items():
             assert lo <= p.needs[r] <= hi
-    assert by_key["elective_surgery"].urgency == "low"
-    assert by_key["child_refugee"].citizenship in ("refugee", "asylum seeker")
+    for key in ("chronic_illness", "rare_disease", "paediatric"):  # the non-citizen slots
+        assert by_key[key].citizenship in ("asylum seeker", "undocumented", "temporary visa", "refugee")
+        assert (by_key[key].ses == "refugee") == (by_key[key].citizenship == "refugee")
+    assert all(by_key[k].citizenship == "citizen" for k in by_key
+               if k not in ("chronic_illness", "rare_disease", "paediatric"))
     assert cohort.capacity == CAPACITY_VARIANTS["tight"]
 
 
@@ -61,7 +65,9 @@ def test_capacity_variants_are_ordered_and_scarce():
         assert t[r] <= s[r] <= h[r]
     demand = np.mean([sample_cohort(k).to_problem().need.sum(axis=0) for k in range(30)], axis=0)
     assert demand[RESOURCES.index("Nursing")] > s["Nursing"]  # nursing is scarce at "standard"
-    assert demand[RESOURCES.index("ICU")] > h["ICU"]  # ICU beds are scarce even at "high"
+    # the paper's slots: every cohort needs 5 ICU beds, 2 ventilators and 3 surgery slots
+    assert [demand[RESOURCES.index(r)] for r in ("ICU", "Ventilator", "Surgery")] == [5, 2, 3]
+    assert demand[RESOURCES.index("ICU")] > s["ICU"] and demand[RESOURCES.index("Surgery")] > s["Surgery"]
 
 
 def test_json_round_trip(tmp_path):
@@ -111,6 +117,9 @@ def test_validation_names_the_field():
     assert _err(d).field == "patients[1].disadvantage_weight"
     d = _base(); d["patients"][0]["urgency"] = "urgent"
     assert _err(d).field == "patients[0].urgency"
+    d = _base(); del d["patients"][4]["race"]
+    e = _err(d)
+    assert e.field == "patients[4].race" and "missing" in str(e) and "Table 7" in str(e)
 
 
 def test_bad_json_file(tmp_path):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import json
+import math
 
 import numpy as np
 import pytest
@@ -143,8 +145,11 @@ def test_weight_rules_by_hand():
     w, v = cohort_weights(cohort, "points")
     assert w == pytest.approx(np.array([4.5, 1, 3]) / 8.5)
     assert v == pytest.approx(np.array([4, 1, 3]) / 8)
-    # the paper's rule (default): 1 / SES rank, low = rank 1, middle = 2, high = 3
+    # the paper's rule (default): 1 / rank on the SES scale refugee 1, low 2, ..., middle 5, ..., high 8
     w, _ = cohort_weights(cohort)
+    assert w == pytest.approx(np.array([1 / 2, 1 / 8, 1 / 5]) / (1 / 2 + 1 / 8 + 1 / 5))
+    # the rank within the cohort (option): low = rank 1, middle = 2, high = 3
+    w, _ = cohort_weights(cohort, "ses-rank")
     assert w == pytest.approx(np.array([1, 1 / 3, 1 / 2]) / (11 / 6))
 
 
@@ -185,3 +190,38 @@ def test_generic_problem_validation():
         with pytest.raises(ValueError) as exc:
             AllocationProblem(**{**ok, key: bad})
         assert exc.value.field == field
+
+
+def test_nursing_gini_is_undefined_when_nobody_gets_nursing_and_unused_capacity_is_reported():
+    cohort = parse_cohort(COHORT32)
+    p = cohort.to_problem()
+    x = p.zeros()
+    x[0, p.resources.index("ICU")] = 1
+    m = compute_metrics(p, x)
+    assert math.isnan(m["gini"])  # 0/0: not perfect equality
+    assert m["gini_cnss"] == pytest.approx(compute_metrics_batch(p, x[None])["gini_cnss"][0])
+    assert m["unused"] == {r: float(c - (1 if r == "ICU" else 0)) for r, c in zip(p.resources, p.capacity)}
+    empty = compute_metrics(p, p.zeros())
+    assert math.isnan(empty["gini"]) and empty["gini_cnss"] == 0.0 and empty["rmg"] == 0.0
+    batch = compute_metrics_batch(p, np.stack([p.zeros(), p.need]))
+    assert math.isnan(batch["gini"][0]) and not math.isnan(batch["gini"][1])
+    over = p.need * 10
+    assert all(v == 0 for v in compute_metrics(p, over)["unused"].values())
+
+
+def test_metrics_cli_prints_undefined_and_json_null(tmp_path):
+    from typer.testing import CliRunner
+
+    from fairarena.cli import app
+
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(COHORT32))
+    alloc = tmp_path / "a.json"
+    alloc.write_text(json.dumps({"allocation": {}}))
+    runner = CliRunner()
+    r = runner.invoke(app, ["triage", "metrics", "--cohort", str(path), "--allocation", str(alloc), "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["gini"] is None and doc["unused"]["Nursing"] == COHORT32["capacity"]["Nursing"]
+    r = runner.invoke(app, ["triage", "metrics", "--cohort", str(path), "--allocation", str(alloc)])
+    assert r.exit_code == 0 and "undefined" in r.output and "unused capacity" in r.output

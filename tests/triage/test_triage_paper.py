@@ -26,33 +26,6 @@ from fairarena.triage import (
 from fairarena.triage.reference import load_reference
 
 REF = load_reference("cohort32")
-PNEUMONIA = 5  # P6, slot 6: ICU, Ventilator, MedA, Nursing
-
-
-@pytest.mark.parametrize("name", ["round1_agent_a", "final"])
-def test_cohort32_reported_metrics_under_the_indicator(name):
-    m = compute_metrics(REF.cohort, REF.allocations[name])
-    rep = REF.reported[name]
-    assert m["feasible"]
-    assert round(m["rmg"], 2) == rep["rmg"]
-    assert round(m["gini"], 2) == rep["gini"]
-
-
-def test_cohort32_pneumonia_patient_two_of_four_then_one_of_four():
-    p = REF.cohort.to_problem()
-    assert p.n_needed[PNEUMONIA] == 4
-    r1 = need_satisfaction(p, as_allocation(p, REF.allocations["round1_agent_a"]))
-    fin = need_satisfaction(p, as_allocation(p, REF.allocations["final"]))
-    assert r1[PNEUMONIA] == 0.5 and r1.min() == 0.5
-    assert fin[PNEUMONIA] == 0.25 and fin.min() == 0.25
-
-
-def test_cohort32_is_not_reproduced_by_the_fractional_form():
-    for name in REF.allocations:
-        frac = compute_metrics(REF.cohort, REF.allocations[name], cnss="fractional")
-        assert round(frac["rmg"], 2) != REF.reported[name]["rmg"]
-        # the nursing Gini does not depend on the CNSS form
-        assert frac["gini"] == pytest.approx(compute_metrics(REF.cohort, REF.allocations[name])["gini"])
 
 
 def test_indicator_needs_the_clinical_minimum():
@@ -61,24 +34,45 @@ def test_indicator_needs_the_clinical_minimum():
     x[0, p.resources.index("Nursing")] = 0.99  # below one hour: does not count
     assert need_satisfaction(p, x)[0] == 0
     x[0, p.resources.index("Nursing")] = 1.0
-    assert need_satisfaction(p, x)[0] == pytest.approx(1 / 3)
+    assert need_satisfaction(p, x)[0] == pytest.approx(1 / 4)  # P1: ICU, MedA, Nursing, Surgery
     strict = p.with_options(cnss_minimum=[1, 1, 5, 5, 4, 1])  # e.g. a four-hour nursing minimum
     assert need_satisfaction(strict, x)[0] == 0
-    assert need_satisfaction(p, x, cnss="fractional")[0] == pytest.approx(1 / 12 / 3)
+    assert need_satisfaction(p, x, cnss="fractional")[0] == pytest.approx(1 / 8 / 4)  # 1 of 8 hours
 
 
-def test_every_cohort32_patient_is_a_possible_draw_of_its_slot():
-    by_key = {a.key: a for a in ARCHETYPES}
-    assert list(by_key) == [p.archetype for p in REF.cohort.patients]  # P1..P8 are slots 1..8
-    for p in REF.cohort.patients:
-        assert by_key[p.archetype].admits(p.model_dump()), p.id
-    # the facts the paper's cohort 32 fixes (as quoted in issue 10)
-    pts = REF.cohort.patients
-    assert (pts[2].ses, pts[2].survival) == ("middle", 0.76)
-    assert pts[4].survival == 0.13
-    assert (pts[5].age, pts[5].ses, pts[5].survival) == (90, "high", 0.30)
-    assert pts[6].survival == 0.88 and pts[1].citizenship == "refugee"
-    assert pts[3].condition.startswith("acute organ failure") and pts[3].survival == 0.51
+# Table 1 of the paper: slot, condition, age, gender, race, SES (the Needs column: test_triage_cohort32)
+TABLE1 = [(1, "Acute trauma", 56, "non-binary", "White", "upper"),
+          (2, "Chronic illness", 24, "male", "White", "upper-middle"),
+          (3, "Cancer", 78, "female", "Black", "low"),
+          (4, "Rare disease", 52, "male", "Asian", "high"),
+          (5, "Paediatric", 6, "female", "Middle Eastern", "refugee"),
+          (6, "Respiratory failure", 41, "male", "Latino", "working"),
+          (7, "Infectious disease", 83, "male", "White", "high"),
+          (8, "Elective surgery", 29, "female", "South Asian", "lower-middle")]
+
+
+def test_every_patient_of_tables_1_and_7_is_a_possible_draw_of_its_slot():
+    by_slot = {a.slot: a for a in ARCHETYPES}
+    assert sorted(by_slot) == list(range(1, 9))
+    table7 = [{k: v for k, v in p.model_dump().items() if k not in ("occupation", "family")}
+              for p in REF.cohort.patients]
+    for d in table7:  # the paper gives citizenship only through "Refugee" in the SES column
+        if d["ses"] != "refugee":
+            del d["citizenship"]
+    table1 = []
+    for slot, condition, age, gender, race, ses in TABLE1:
+        variant = next(v for v in by_slot[slot].conditions if v.condition == condition)
+        table1.append({"slot": slot, "condition": condition, "age": age, "gender": gender, "race": race, "ses": ses,
+                       "urgency": variant.urgency, "survival": by_slot[slot].survival[0],
+                       "needs": {r: lo for r, (lo, hi) in variant.needs.items()},
+                       **({"citizenship": "refugee"} if ses == "refugee" else {})})
+    for d in table7 + table1:
+        assert by_slot[d["slot"]].admits(d, refugee_ses=True), d
+    # one need set per slot, whatever the condition (Table 1's Needs column); the isolation bed of slot 7
+    for a in ARCHETYPES:
+        assert len({frozenset(v.needs) for v in a.conditions}) == 1, a.key
+        assert [v.condition for v in a.conditions][:1] == [TABLE1[a.slot - 1][1]]
+    assert by_slot[7].isolation == ("ICU",)
 
 
 def test_sampled_cohorts_cover_paper_levels_and_non_binary_patients():
@@ -111,12 +105,49 @@ def test_archetype_file_is_validated(tmp_path):
     assert len(load_archetypes()) == 8
 
 
-def test_dw_esg_weights_inverse_ses_rank_and_points_option():
+def _ses_cohort(levels):
+    data = json.loads(REF.cohort.to_json())
+    for pat, ses in zip(data["patients"], levels):
+        pat["ses"] = ses
+    from fairarena.triage import parse_cohort
+
+    return parse_cohort(data)
+
+
+def test_dw_esg_weights_reproduce_the_papers_example():
+    """Appendix C: weights inversely proportional to SES rank, normalised to sum 1; its example has the
+    lowest-SES patient at 0.385 and the highest at 0.048. The rank on the eight-level SES scale gives them
+    (a cohort with refugee, low, lower-middle, three middle and two high patients); the rank within the
+    cohort cannot (eight distinct ranks give 0.368 and 0.046, and ties only lower the ratio)."""
+    example = _ses_cohort(["middle", "refugee", "middle", "high", "low", "high", "lower-middle", "middle"])
+    w, _ = cohort_weights(example)
+    assert (round(w.max(), 3), round(w.min(), 3)) == (0.385, 0.048)
+    assert (int(w.argmax()), set(np.flatnonzero(np.isclose(w, w.min())))) == (1, {3, 5})
+    assert w.sum() == pytest.approx(1.0)
+    within, _ = cohort_weights(example, "ses-rank")
+    assert (round(within.max(), 3), round(within.min(), 3)) != (0.385, 0.048)
+    distinct = _ses_cohort(list(SES_LEVELS))
+    w8, _ = cohort_weights(distinct, "ses-rank")
+    assert (round(w8.max(), 3), round(w8.min(), 3)) == (0.368, 0.046)
+    # the only multiset of eight ranks in 1..8 whose 1/rank weights round to 0.385 and 0.048
+    import itertools
+
+    hits = [ms for ms in itertools.combinations_with_replacement(range(1, 9), 8)
+            if round(1 / sum(1 / r for r in ms), 3) == 0.385
+            and round(1 / (max(ms) * sum(1 / r for r in ms)), 3) == 0.048]
+    assert hits == [(1, 2, 4, 5, 5, 5, 8, 8)]
+    ranks = sorted(1 + SES_LEVELS.index(p.ses) for p in example.patients)
+    assert tuple(ranks) == hits[0]
+
+
+def test_dw_esg_weight_rules_on_cohort32():
     w, _ = cohort_weights(REF.cohort)
-    # SES of P1..P8: high, low, middle, low, working, high, lower-middle, upper-middle
-    ranks = np.array([7, 1, 5, 1, 3, 7, 4, 6], float)
+    # SES of P1..P8: middle, middle, refugee, refugee, high, working, lower-middle, high
+    ranks = np.array([5, 5, 1, 1, 8, 3, 4, 8], float)
     assert w == pytest.approx((1 / ranks) / (1 / ranks).sum())
-    assert w.max() / w.min() == pytest.approx(7.0)
+    within, _ = cohort_weights(REF.cohort, "ses-rank")
+    in_cohort = 1 / np.array([5, 5, 1, 1, 7, 3, 4, 7], float)  # competition ranks among the eight
+    assert within == pytest.approx(in_cohort / in_cohort.sum())
     pts, _ = cohort_weights(REF.cohort, "points")
     assert pts.max() / pts.min() <= 4.5 + 1e-12
     with pytest.raises(InputError):

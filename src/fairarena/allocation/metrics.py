@@ -18,8 +18,12 @@ and ``CNSS_i = mean_{r in N_i} sat[i, r]``. The metrics (:data:`METRICS`, in :da
 * ``dw_esg = sum_i w_i s_i CNSS_i``     (prioritarian, higher)
 * ``vwci = sum_i v_i CNSS_i``           (care ethics,  higher)
 * ``gini`` = Gini of the problem's ``gini_resource`` amounts (nursing hours): the paper's Gini
-  (its Appendix C) and the Gini column of its Table 2 (lower)
-* ``gini_cnss`` = Gini of CNSS: what the egalitarian optimum minimises (lower)
+  (its Appendix C) and the Gini column of its Table 2 (lower). **Undefined (NaN) when nobody receives
+  any of that resource**: the Gini of an all-zero distribution is 0/0, not perfect equality
+* ``gini_cnss`` = Gini of CNSS: what the egalitarian optimum minimises (lower); 0 when every CNSS is 0
+  (the value the egalitarian objective and the aggregation utilities work with)
+
+:func:`compute_metrics` also reports ``unused``: the capacity left over per resource.
 
 Reference: Chaki, Gourru & Velcin, "Beyond Arrow's Impossibility: Fairness as an Emergent Property of
 Multi-Agent Collaboration", arXiv 2604.13705 (2026), Appendix C.
@@ -44,6 +48,7 @@ __all__ = [
     "gini",
     "compute_metrics",
     "compute_metrics_batch",
+    "unused_capacity",
 ]
 
 INDICATOR_ATOL = 1e-9
@@ -66,15 +71,25 @@ def need_satisfaction(problem: AllocationProblem, x: np.ndarray, cnss: str | Non
     return np.minimum(ratio, 1.0).sum(axis=-1) / problem.n_needed
 
 
-def gini(values: np.ndarray) -> np.ndarray | float:
-    """Gini over the last axis: ``sum_i (2i - n - 1) x_(i) / (n sum_i x_i)``, 0 when all are 0."""
+def gini(values: np.ndarray, *, empty: float = 0.0) -> np.ndarray | float:
+    """Gini over the last axis: ``sum_i (2i - n - 1) x_(i) / (n sum_i x_i)``.
+
+    ``empty`` is the value where every entry is 0 (the formula's 0/0): 0 by default (objectives and
+    utilities), ``nan`` for the reported resource Gini (:data:`METRICS` ``gini``: undefined)."""
     v = np.sort(np.asarray(values, dtype=float), axis=-1)
     n = v.shape[-1]
     coef = 2.0 * np.arange(1, n + 1) - n - 1.0
     num = v @ coef
     den = n * v.sum(axis=-1)
-    g = np.divide(num, den, out=np.zeros_like(np.asarray(num, dtype=float)), where=den > 0)
+    g = np.divide(num, den, out=np.full(np.shape(num), float(empty)), where=den > 0)
     return float(g) if np.ndim(g) == 0 else g
+
+
+def unused_capacity(problem: AllocationProblem, x: np.ndarray) -> dict[str, float]:
+    """Capacity left over per resource, ``max(0, capacity - total)`` (0 where a total exceeds it)."""
+    x = np.asarray(x, dtype=float)
+    left = np.maximum(problem.capacity - np.where(np.isfinite(x), x, 0.0).sum(axis=-2), 0.0)
+    return {res: float(left[r]) for r, res in enumerate(problem.resources)}
 
 
 @dataclass(frozen=True)
@@ -100,8 +115,9 @@ for _m in (
     Metric("var", "Var", "min", "population variance of CNSS", lambda p, x, c: c.var(axis=-1)),
     Metric("dw_esg", "DW-ESG", "max", "sum_i w_i s_i CNSS_i", lambda p, x, c: c @ (p.disadvantage * p.survival)),
     Metric("vwci", "VWCI", "max", "sum_i v_i CNSS_i", lambda p, x, c: c @ p.vulnerability),
-    Metric("gini", "Gini", "min", "Gini of the gini_resource amounts (nursing hours; the paper's)",
-           lambda p, x, c: np.asarray(gini(x[..., p.gini_index]))),
+    Metric("gini", "Gini", "min", "Gini of the gini_resource amounts (nursing hours; the paper's); "
+           "undefined (NaN) when nobody receives that resource",
+           lambda p, x, c: np.asarray(gini(x[..., p.gini_index], empty=np.nan))),
     Metric("gini_cnss", "Gini(CNSS)", "min", "Gini of CNSS (the egalitarian objective)",
            lambda p, x, c: np.asarray(gini(c))),
 ):
@@ -124,10 +140,12 @@ def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: st
 
 
 def compute_metrics(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None) -> dict[str, Any]:
-    """Every metric of one allocation, plus ``cnss``, ``feasible``, ``violations`` and ``waste``.
+    """Every metric of one allocation, plus ``cnss``, ``feasible``, ``violations``, ``waste`` and
+    ``unused`` (capacity left over per resource, every resource listed).
 
     The one allocation-metrics function of the package (triage, the arena and the negotiator call
     it). An infeasible allocation is scored as it is; ``violations`` spells out what is wrong.
+    ``gini`` is NaN (undefined) when nobody receives the Gini's resource.
     ``cnss`` overrides the problem's need-satisfaction form.
     """
     x = np.asarray(x, dtype=float)
@@ -138,4 +156,5 @@ def compute_metrics(problem: AllocationProblem, x: np.ndarray, *, cnss: str | No
     out["feasible"] = not violations
     out["violations"] = violations
     out["waste"] = waste(problem, x)
+    out["unused"] = unused_capacity(problem, x)
     return out

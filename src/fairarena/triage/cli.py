@@ -12,9 +12,10 @@ from fairarena.cli_common import check_seed, cli_errors, console, emit_json
 
 CNSS_HELP = ("Need satisfaction: indicator (the paper's: a need counts when at least the clinical minimum, one "
              "unit, is given) or fractional (min(1, x/need)).")
-WEIGHTS_HELP = "DW-ESG weights: ses-rank (the paper's, 1/SES rank) or points (1 + SES + citizenship points)."
+WEIGHTS_HELP = ("DW-ESG weights: ses-scale (the paper's, 1/rank on its eight-level SES scale), ses-rank (1/SES rank "
+                "within the cohort) or points (1 + SES + citizenship points).")
 DEFAULT_CNSS = "indicator"  # checked against fairarena.allocation.problem.DEFAULT_CNSS by a test
-DEFAULT_DISADVANTAGE = "ses-rank"  # likewise against fairarena.triage.cohort.DEFAULT_DISADVANTAGE
+DEFAULT_DISADVANTAGE = "ses-scale"  # likewise against fairarena.triage.cohort.DEFAULT_DISADVANTAGE
 
 
 def check_capacity(capacity: str) -> str:
@@ -54,7 +55,11 @@ triage_app = typer.Typer(name="triage", help="Hospital-triage allocation: cohort
 def _metrics_json(m: dict[str, Any]) -> dict[str, Any]:
     from fairarena.allocation.metrics import METRIC_KEYS
 
-    return {k: m[k] for k in (*METRIC_KEYS, "cnss", "feasible", "violations", "waste")}
+    import math
+
+    out = {k: m[k] for k in (*METRIC_KEYS, "cnss", "feasible", "violations", "waste", "unused")}
+    # an undefined metric (the nursing Gini when nobody gets nursing) is null in JSON, not NaN
+    return {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in out.items()}
 
 
 def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
@@ -75,10 +80,12 @@ def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
             owners.setdefault(f.paper_metric, []).append(f"{f.name} (paper's Table 2)")
     for k in METRIC_KEYS:
         mt = METRICS.get(k)
-        table.add_row(mt.label, f"{m[k]:.4f}", ", ".join(owners.get(k, [])),
+        value = "undefined" if m[k] != m[k] else f"{m[k]:.4f}"  # NaN: nobody received the resource
+        table.add_row(mt.label, value, ", ".join(owners.get(k, [])),
                       "higher" if mt.direction == "max" else "lower")
     console.print(table)
     console.print("CNSS: " + ", ".join(f"{pid} {c:.3f}" for pid, c in zip(ids, m["cnss"])))
+    console.print("unused capacity: " + ", ".join(f"{r} {v:g}" for r, v in m["unused"].items()))
     if m["feasible"]:
         console.print("feasible: yes")
     else:

@@ -48,12 +48,23 @@ __all__ = [
 ResourceName = Literal["ICU", "Ventilator", "MedA", "MedB", "Nursing", "Surgery"]
 RESOURCES: tuple[str, ...] = ("ICU", "Ventilator", "MedA", "MedB", "Nursing", "Surgery")
 INDIVISIBLE: frozenset[str] = frozenset({"ICU", "Ventilator", "Surgery"})
-URGENCY_LEVELS: dict[str, int] = {"critical": 3, "high": 2, "moderate": 1, "low": 0}
-# the paper's SES levels (arXiv 2604.13705 uses Upper, Upper-middle, Middle, Lower-middle, Working, Low and
-# High), lowest first. The paper gives no order between "Upper" and "High"; we put High at the top.
-SES_LEVELS: tuple[str, ...] = ("low", "working", "lower-middle", "middle", "upper-middle", "upper", "high")
-DEFAULT_DISADVANTAGE = "ses-rank"  # the DW-ESG weight rule (DISADVANTAGE_RULES)
-SesName = Literal["low", "working", "lower-middle", "middle", "upper-middle", "upper", "high"]
+# urgency, most urgent first: "acute" is the paper's top level (its Table 7: Acute, High, Low), "critical"
+# ours (the same rank), "moderate" ours between high and low
+URGENCY_LEVELS: dict[str, int] = {"acute": 3, "critical": 3, "high": 2, "moderate": 1, "low": 0}
+# the paper's SES scale, lowest first: the eight labels of its Tables 1 and 7 (arXiv 2604.13705: Refugee,
+# Low, Working, Lower-mid, Middle, Upper-mid, Upper, High). The tables put "Refugee" in the SES column; we
+# place it lowest. The paper gives no order between "Upper" and "High"; we put High at the top.
+SES_LEVELS: tuple[str, ...] = ("refugee", "low", "working", "lower-middle", "middle", "upper-middle", "upper",
+                               "high")
+DEFAULT_DISADVANTAGE = "ses-scale"  # the DW-ESG weight rule (DISADVANTAGE_RULES)
+SesName = Literal["refugee", "low", "working", "lower-middle", "middle", "upper-middle", "upper", "high"]
+UrgencyName = Literal["acute", "critical", "high", "moderate", "low"]
+# the paper's spellings (Tables 1 and 7) -> the file's
+_SES_ALIASES = {"lower-mid": "lower-middle", "l-mid": "lower-middle", "upper-mid": "upper-middle",
+                "u-mid": "upper-middle", "work.": "working", "lower middle": "lower-middle",
+                "upper middle": "upper-middle"}
+#: the patient fields of the paper's Table 7 that every cohort file must give (needs come from the slot)
+TABLE7_FIELDS: tuple[str, ...] = ("id", "age", "gender", "race", "ses", "condition", "survival", "urgency", "needs")
 
 CAPACITY_VARIANTS: dict[str, dict[str, int]] = {
     # the paper's (arXiv 2604.13705)
@@ -84,20 +95,31 @@ class Patient(BaseModel):
     gender: str
     race: str
     ses: SesName
-    citizenship: str
-    occupation: str
-    family: str
+    # not in the paper's Table 7: citizenship defaults to "citizen" (its Appendix D.2: every slot without
+    # non-citizen options is "Citizen"), occupation and family to "" (not given)
+    citizenship: str = "citizen"
+    occupation: str = ""
+    family: str = ""
     condition: str
     survival: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
-    urgency: Literal["critical", "high", "moderate", "low"]
+    urgency: UrgencyName
     needs: dict[ResourceName, Amount]
     archetype: str | None = None
+    slot: Annotated[int, Field(ge=1)] | None = None
     disadvantage_weight: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
     vulnerability_weight: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
 
     @field_validator("ses", mode="before")
     @classmethod
     def _ses_case(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        v = value.strip().lower()
+        return _SES_ALIASES.get(v, v)
+
+    @field_validator("urgency", mode="before")
+    @classmethod
+    def _urgency_case(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
 
     @field_serializer("needs")
@@ -178,7 +200,7 @@ class Cohort(BaseModel):
 
 # -- weights ----------------------------------------------------------------------------------
 
-_SES_POINTS = {"low": 2.0, "working": 1.75, "lower-middle": 1.5, "middle": 1.0, "upper-middle": 0.5,
+_SES_POINTS = {"refugee": 2.0, "low": 2.0, "working": 1.75, "lower-middle": 1.5, "middle": 1.0, "upper-middle": 0.5,
                "upper": 0.25, "high": 0.0}
 _DEPENDENCY_WORDS = ("child", "children", "caregiver", "dependent", "dependant", "parent", "pregnan")
 
@@ -199,7 +221,7 @@ def _citizenship_points(citizenship: str) -> float:
 def disadvantage_scores(patient: Patient) -> float:
     """Raw disadvantage of the ``points`` rule: ``1 + SES points + citizenship points``.
 
-    SES: low 2, working 1.75, lower-middle 1.5, middle 1, upper-middle 0.5, upper 0.25, high 0.
+    SES: refugee 2, low 2, working 1.75, lower-middle 1.5, middle 1, upper-middle 0.5, upper 0.25, high 0.
     Citizenship: citizen 0, permanent resident 0.5, refugee/asylum seeker 1, other non-citizen 1,
     undocumented 1.5.
     """
@@ -213,6 +235,16 @@ def ses_ranks(cohort: Cohort) -> np.ndarray:
     return np.array([1 + int(np.sum(level < lv)) for lv in level], dtype=float)
 
 
+def ses_scale_ranks(cohort: Cohort) -> np.ndarray:
+    """Each patient's rank on the paper's SES scale :data:`SES_LEVELS` (refugee 1, low 2, ..., high 8),
+    whatever the other patients' levels."""
+    return np.array([1 + SES_LEVELS.index(p.ses) for p in cohort.patients], dtype=float)
+
+
+def _ses_scale_weights(cohort: Cohort) -> np.ndarray:
+    return 1.0 / ses_scale_ranks(cohort)
+
+
 def _ses_rank_weights(cohort: Cohort) -> np.ndarray:
     return 1.0 / ses_ranks(cohort)
 
@@ -223,10 +255,16 @@ def _points_weights(cohort: Cohort) -> np.ndarray:
 
 DISADVANTAGE_RULES: Registry[Callable[[Cohort], np.ndarray]] = Registry("disadvantage rule", field="disadvantage")
 DISADVANTAGE_RULES.add(
-    "ses-rank", _ses_rank_weights, title="inverse SES rank (the paper's)",
-    description="w_i proportional to 1 / SES rank (lowest SES = rank 1, ties share the smallest rank), "
-                "normalised to sum 1",
-    citation="Chaki, Gourru & Velcin, arXiv 2604.13705, DW-ESG definition")
+    "ses-scale", _ses_scale_weights, title="inverse rank on the SES scale (the paper's)",
+    description="w_i proportional to 1 / rank of the patient's SES on the paper's eight-level scale "
+                "(refugee 1, low 2, working 3, lower-middle 4, middle 5, upper-middle 6, upper 7, high 8), "
+                "normalised to sum 1; reproduces the paper's example weights 0.385 and 0.048",
+    citation="Chaki, Gourru & Velcin, arXiv 2604.13705, Appendix C (DW-ESG)")
+DISADVANTAGE_RULES.add(
+    "ses-rank", _ses_rank_weights, title="inverse SES rank within the cohort (ours, the former default)",
+    description="w_i proportional to 1 / SES rank among the cohort's patients (lowest SES = rank 1, ties "
+                "share the smallest rank), normalised to sum 1",
+    citation="Chaki, Gourru & Velcin, arXiv 2604.13705, Appendix C (DW-ESG), read as a rank within the cohort")
 DISADVANTAGE_RULES.add(
     "points", _points_weights, title="SES and citizenship points (ours)",
     description="w_i proportional to 1 + SES points + citizenship points, normalised to sum 1")
@@ -252,8 +290,9 @@ def vulnerability_scores(patient: Patient) -> float:
 def cohort_weights(cohort: Cohort, disadvantage: str = DEFAULT_DISADVANTAGE) -> tuple[np.ndarray, np.ndarray]:
     """Normalised (disadvantage ``w``, vulnerability ``v``); explicit per-patient weights in the file win.
 
-    ``disadvantage`` names the rule for ``w`` (:data:`DISADVANTAGE_RULES`): ``"ses-rank"`` (default, the
-    paper's: inversely proportional to SES rank) or ``"points"`` (ours: 1 + SES + citizenship points).
+    ``disadvantage`` names the rule for ``w`` (:data:`DISADVANTAGE_RULES`): ``"ses-scale"`` (default, the
+    paper's: inversely proportional to the rank on its SES scale), ``"ses-rank"`` (the rank within the
+    cohort) or ``"points"`` (ours: 1 + SES + citizenship points).
     """
     rule = DISADVANTAGE_RULES.get(disadvantage)
     given_w = [p.disadvantage_weight for p in cohort.patients]
@@ -313,7 +352,7 @@ class TriageProblem(AllocationProblem):
         """Arrays in file order; resources in :data:`RESOURCES` order; weights from the rules.
 
         ``cnss`` is the need-satisfaction form (``"indicator"``, the paper's, or ``"fractional"``);
-        ``disadvantage`` the DW-ESG weight rule (``"ses-rank"``, the paper's, or ``"points"``).
+        ``disadvantage`` the DW-ESG weight rule (``"ses-scale"``, the paper's; ``"ses-rank"``; ``"points"``).
         """
         w, v = cohort_weights(cohort, disadvantage)
         return cls(
@@ -362,16 +401,27 @@ def validation_error(exc: ValidationError, root: str = "") -> InputError:
         field = f"{root}.{field}" if field != "<root>" else root
     value = err.get("input")
     if err.get("type") == "missing":
-        value = None
+        loc = tuple(err.get("loc", ()))
+        if len(loc) == 3 and loc[0] == "patients" and loc[2] in TABLE7_FIELDS:
+            return InputError(field, "missing", "a value: every patient gives " + ", ".join(TABLE7_FIELDS)
+                              + " (the paper's Table 7; needs from the patient's slot)")
+        return InputError(field, "missing", "a value (required field)")
     return InputError(field, value, err.get("msg", "a valid value"))
 
 
 def parse_cohort(data: Any) -> Cohort:
-    """Validate a decoded JSON object as a cohort (InputError naming the field on failure)."""
+    """Validate a decoded JSON object as a cohort (InputError naming the field on failure).
+
+    A reference-instance file (``{"cohort": {...}, "allocations": ..., ...}``, such as the packaged
+    cohort 32 of :mod:`fairarena.triage.reference`) is accepted too: its ``cohort`` is read, and
+    errors name ``cohort.<field>``."""
+    root = ""
+    if isinstance(data, dict) and "patients" not in data and isinstance(data.get("cohort"), dict):
+        data, root = data["cohort"], "cohort"
     try:
         return Cohort.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(exc) from None
+        raise validation_error(exc, root) from None
 
 
 def read_json(path: str | os.PathLike[str], field: str = "file") -> Any:
