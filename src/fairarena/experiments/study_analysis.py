@@ -28,12 +28,18 @@ class StudyAnalysis:
     status: dict[str, Any]
     seconds: float
     mechanisms: dict[str, Any] | None = None    # deliberation vs mechanisms (None: the design lists none)
+    extras: dict[str, Any] | None = None        # repeated samples, nulls, transcript analyses (study_noise)
 
     def to_dict(self) -> dict[str, Any]:
         out = {"status": self.status, "statistics": self.stats.to_dict(), "emergence": self.emergence,
                "seconds": round(self.seconds, 3)}
         if self.mechanisms is not None:
             out["mechanisms"] = self.mechanisms
+        if self.extras is not None:
+            ex = self.extras
+            out["samples"] = {"per_cell": ex["samples_per_cell"], "cells": ex["samples"]}
+            out["noise"] = {**ex["noise"], "control_debates": ex["control_debates"]}
+            out["transcripts"] = {k: ex[k] for k in ("copies", "convergence", "contestation", "bias_confusion")}
         return out
 
 
@@ -142,9 +148,11 @@ def _is_council(root: str | Path) -> bool:
 
 
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                  n_resamples: int | None = None) -> Any:
-    """The paired statistics of every opponent x framework x metric cell and the emergence measures
-    (a :class:`StudyAnalysis`); of a council study, its
+                  n_resamples: int | None = None, bias: bool | None = None) -> Any:
+    """The paired statistics of every opponent x framework x metric cell, the emergence measures and
+    their nulls, the repeated-samples statistics and the transcript analyses (a :class:`StudyAnalysis`;
+    ``bias``: compute the nearest-framework table, by default only when a debate used a language model,
+    :func:`fairarena.experiments.study_noise.study_extras`); of a council study, its
     :class:`fairarena.experiments.study_council.CouncilAnalysis`."""
     if _is_council(root):
         from fairarena.experiments.study_council_analysis import analyse_council
@@ -164,7 +172,11 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
                        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
-    em = emergence(load_traces(root, rows=rows), directions, means, _owners())
+    traces = load_traces(root, rows=rows)
+    em = emergence(traces, directions, means, _owners())
+    from fairarena.experiments.study_noise import study_extras
+
+    extras = study_extras(root, rows, traces, directions, test=test, n_resamples=n_resamples, bias=bias)
     mech = None
     cfg, _ = study_tasks(root)
     if cfg.mechanisms:
@@ -174,11 +186,12 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
                                   opponents=st.opponents, frameworks=st.frameworks, test=test,
                                   correction="holm" if holm else "none",
                                   n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
-    return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech)
+    return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech, extras)
 
 
 def study_tables(an: Any) -> dict[str, Any]:
-    """The tables of an analysis: Tables 2 and 3 (and deliberation vs mechanisms) of a duel study; the
+    """The tables of an analysis: Tables 2 and 3 (and deliberation vs mechanisms, the figures against their
+    nulls, repeated samples, copy rates, convergence, contestation, framework bias) of a duel study; the
     council table and debate vs rules of a council study."""
     if not isinstance(an, StudyAnalysis):
         from fairarena.experiments.study_council_analysis import council_tables
@@ -189,6 +202,9 @@ def study_tables(an: Any) -> dict[str, Any]:
     out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
     if an.mechanisms is not None:
         out["deliberation_vs_mechanisms"] = mechanisms_table(an.mechanisms)
+    from fairarena.experiments.study_noise import extras_tables
+
+    out.update(extras_tables(an.extras))
     return out
 
 
@@ -240,6 +256,8 @@ def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto",
     paths = write_tables(study_tables(an), out)
     if isinstance(an, StudyAnalysis):
         paths.append(atomic_write_json(Path(out) / "emergence.json", an.emergence))
+        if an.extras is not None:
+            paths.append(atomic_write_json(Path(out) / "noise.json", an.extras))
     else:
         paths.append(atomic_write_json(Path(out) / "council.json", an.to_dict()))
     return paths
@@ -434,6 +452,7 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
         from fairarena.experiments.study_council_analysis import build_council_report
 
         return build_council_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
+    from fairarena.experiments.study_noise import extras_sections, noise_summary
     from fairarena.experiments.study_store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   means_figure)
@@ -458,10 +477,11 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
             Text("Each debate's round-1 proposals and finals aggregated by the design's mechanisms (the arena "
                  "closing's objectives; docs/study.md), compared with the debate's joint recommendation."),
             tables["deliberation_vs_mechanisms"]])] if "deliberation_vs_mechanisms" in tables else []),
-        Section("Emergence", [*_emergence_tables(an),
+        Section("Emergence", [Text(noise_summary(an.extras)), *_emergence_tables(an),
                               FigureBlock(patching_figure(em), caption="Patching by protected attribute: mean CNSS "
                                           "gain of the worst-served patients of the opponent's opening."),
                               FigureBlock(feasibility_figure(em), caption="Feasibility per stage.")]),
+        *extras_sections(an.extras, tables),
         Section("Figures", [*(FigureBlock(means_figure(st, m), caption=f"{m}: final means with 95% bootstrap CIs")
                               for m in focus),
                             FigureBlock(trajectory_figure(em, focus, st.opponents, st.frameworks),

@@ -249,13 +249,21 @@ def stats_cmd(
                           f"{r['vs_final']:.2f} vs finals", highlight=False, soft_wrap=True)
     if "deliberation_vs_mechanisms" in tables:
         console.print(to_markdown(tables["deliberation_vs_mechanisms"]), highlight=False, soft_wrap=True, markup=False)
+    from fairarena.experiments.study_noise import noise_summary
+
+    if an.extras is not None:
+        console.print(noise_summary(an.extras), highlight=False, soft_wrap=True, markup=False)
+    for name in ("nulls", "samples", "copies", "convergence", "contestation", "contestation_classes", "bias_r1",
+                 "bias_final"):
+        if name in tables:
+            console.print(to_markdown(tables[name]), highlight=False, soft_wrap=True, markup=False)
 
 
 @study_app.command("tables")
 @cli_errors
 def tables_cmd(
     out: Path = typer.Argument(..., help="The study folder (finished)."),
-    dest: Path = typer.Option(..., "--out", help="Folder for table2/table3 (.md, .tex, .csv) and emergence.json."),
+    dest: Path = typer.Option(..., "--out", help="Folder for the tables (.md, .tex, .csv), emergence.json and noise.json."),
     test: str = typer.Option("auto", "--test", help=_TEST_HELP),
     holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),

@@ -174,5 +174,218 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
             "samples_per_cell": int(frame.groupby(["cohort", "framework", "opponent"]).size().max()) if len(frame) else 0}
 
 
-__all__ = ["OPTIMA", "SCRIPTED", "TRANSCRIPT_ROWS", "cohort_optima", "copy_rows", "finals_frame", "selected",
-           "study_extras", "uses_models"]
+# ------------------------------------------------------------------------------------------------ tables
+
+def _pct(x: float) -> str:
+    from fairarena.report import format_num
+
+    return "n/a" if x is None or x != x else format_num(100 * x, 0) + "%"
+
+
+def nulls_table(noise: Mapping[str, Any], digits: int = 3) -> Any:
+    """Every figure beside its null: value, null value, effect, interval, p (raw, Holm) and the verdict;
+    bold: the figure beats its null."""
+    from fairarena.report import Cell, Row, Table, format_num, format_p
+
+    cols = (("value",), ("null",), ("null value",), ("effect",), ("95% CI",), ("cohorts",), ("p",), ("p (Holm)",),
+            ("beats its null",))
+    rows = []
+    for f in noise["figures"]:
+        verdict = {True: "yes", False: "no", None: "untested"}[f["beats_null"]]
+        label = f"{f['figure']}: {f['metric']}" + ("" if f["opponent"] == "all" else f" vs {f['opponent']}")
+        ci = f["ci"]
+        rows.append(Row(label, (
+            Cell(f["value"], format_num(f["value"], digits), emphasis=bool(f["beats_null"]),
+                 title=f.get("detail") or ""),
+            Cell(f["null"], f["null"]),
+            Cell(f["null_value"], format_num(f["null_value"], digits)),
+            Cell(f["effect"], format_num(f["effect"], digits, signed=True)),
+            Cell(None, "n/a" if ci[0] != ci[0] else f"[{format_num(ci[0], digits)}, {format_num(ci[1], digits)}]"),
+            Cell(f["n_cohorts"], str(f["n_cohorts"])),
+            Cell(f["p"], format_p(f["p"])),
+            Cell(f["p_adjusted"], format_p(f["p_adjusted"])),
+            Cell(verdict, verdict, emphasis=bool(f["beats_null"])))))
+    st = noise.get("settings") or {}
+    notes = ("A figure beats its null when its p (Holm-adjusted over every figure of this table) is below "
+             f"{st.get('alpha', 0.05)} and its effect has the claimed sign; 'no' marks a figure that does not, "
+             "'untested' one without a null (the study has no baseline-vs-baseline control debates).",
+             "Against the control: per cohort, the figure's mean over the study's debates minus its mean over that "
+             "cohort's baseline-vs-baseline debates; effect = mean over cohorts; p from sign-flip permutations. "
+             "Framework bias: spread of A's final means across alignments, p from permuting the alignment labels "
+             "within cohorts (effect = variance of the alignment means).")
+    return Table("Effects against noise: every figure beside its null", cols, tuple(rows), index_header="figure",
+                 notes=notes)
+
+
+def samples_result_table(rows_in: Sequence[Mapping[str, Any]], digits: int = 3) -> Any:
+    """Repeated samples: per pairing, alignment and metric, the mean difference A - opponent over debates
+    with its cluster-bootstrap interval, the paired test on per-cohort sample means, the mixed model and
+    the variance shares."""
+    from fairarena.report import Cell, Row, Table, format_num, format_p
+
+    cols = (("", "cohorts"), ("", "debates"), ("A - opponent", "mean"), ("A - opponent", "cluster 95% CI"),
+            ("cohort means", "p"), ("mixed model", "estimate"), ("mixed model", "p"),
+            ("variance of A - opponent", "between cohorts"), ("variance of A - opponent", "between samples"),
+            ("", "winner"))
+    rows = []
+    for r in rows_in:
+        me, vd, ct = r["mixed"] or {}, r["variance_diff"], r["cohort_test"]
+        lo, hi = r["cluster_ci"]
+        rows.append(Row(f"{r['framework']} vs {r['opponent']}: {r['metric']}", (
+            Cell(r["n_cohorts"], str(r["n_cohorts"])), Cell(r["n_debates"], str(r["n_debates"])),
+            Cell(r["mean_diff"], format_num(r["mean_diff"], digits, signed=True)),
+            Cell(None, "n/a" if lo != lo else f"[{format_num(lo, digits)}, {format_num(hi, digits)}]"),
+            Cell(ct["p"], format_p(ct["p"])),
+            Cell(me.get("estimate"), format_num(me.get("estimate"), digits, signed=True)),
+            Cell(me.get("p"), format_p(me.get("p"))),
+            Cell(vd["share_between"], _pct(vd["share_between"])), Cell(vd["share_within"], _pct(vd["share_within"])),
+            Cell(r["winner"], r["winner"], emphasis=r["winner"] != "tie"))))
+    return Table("Repeated samples: A minus opponent with the samples of a cohort kept together", cols, tuple(rows),
+                 index_header="alignment vs opponent: metric",
+                 notes=("cluster 95% CI: cohorts resampled with all their samples (2,000 resamples, seed 42). cohort "
+                        "means p: the paper's paired test (Shapiro-Wilk, then t or Wilcoxon) on each cohort's mean "
+                        "over its samples. mixed model: d = mu + u_cohort + e (REML), Wald p of mu. Variance shares: "
+                        "one-way ANOVA estimates of the spread between cohorts and between samples of one cohort. "
+                        "winner: by the mixed model at 0.05 (by the cohort-means test when no model could be fitted).",))
+
+
+def copies_table(copies: Mapping[str, Any]) -> Any:
+    """Copy rates per agent and stage."""
+    from fairarena.report import Cell, Row, Table
+
+    cols = (("turns",), ("cells equal to the other's last",), ("cells adopted",), ("justification copied",),
+            ("justification from history",))
+    rows = tuple(Row(f"{r['agent']} {r['stage']}", (Cell(r["turns"], str(r["turns"])),
+                                                   *(Cell(r[k], _pct(r[k])) for k in ("cells_same", "cells_adopted",
+                                                                                      "text_copied", "text_history"))))
+                 for r in copies["per_stage"])
+    flag = ("The agents copy each other: from round 2 on both agents' justifications are at least "
+            f"{_pct(copies['level'])} word 3-grams of the other's last turn and they adopt its cells; read every "
+            "figure of this report against its null." if copies["copying"] else
+            "The agents do not copy each other wholesale (flag: both agents' justifications and cells at least "
+            f"{_pct(copies['level'])} copied from round 2 on).")
+    return Table("Copy rates: how much of each turn repeats the other agent's last turn", cols, rows,
+                 index_header="agent, stage",
+                 notes=("cells equal: share of the allocation's cells (patient x resource) equal to the other agent's "
+                        "last turn; adopted: among the cells where the agent's own previous turn differed from the "
+                        "other's, the share it moved onto the other's value; justification copied: share of its word "
+                        "3-grams found in the other's last justification and critique (history: anywhere earlier).",
+                        flag), meta={"copying": copies["copying"]})
+
+
+def convergence_table(rows_in: Sequence[Mapping[str, Any]]) -> Any:
+    from fairarena.report import Cell, Row, Table, format_num
+
+    rows = tuple(Row(f"{r['opponent']} {r['stage']}", (Cell(r["n"], str(r["n"])),
+                                                      Cell(r["distance"], format_num(r["distance"], 3)),
+                                                      Cell(r["agree"], _pct(r["agree"]))))
+                 for r in rows_in)
+    return Table("Convergence: distance between the two agents' proposals per stage", (("debates",), ("mean |CNSS gap|",),
+                 ("identical CNSS",)), rows, index_header="opponent, stage",
+                 notes=("Per debate and stage, the mean over patients of |CNSS_A - CNSS_opponent| (both proposals "
+                        "feasible); identical: share of debates where every patient's CNSS agrees.",))
+
+
+def contestation_tables(con: Mapping[str, Any]) -> list[Any]:
+    from fairarena.report import Cell, Row, Table, format_num
+
+    rows = tuple(Row(f"{r['opponent']} {r['stage']}", (Cell(r["n"], str(r["n"])),
+                                                      Cell(r.get("by_A"), format_num(r.get("by_A"), 3, signed=True)),
+                                                      Cell(r.get("by_opponent"),
+                                                           format_num(r.get("by_opponent"), 3, signed=True)),
+                                                      Cell(r.get("joint"), format_num(r.get("joint"), 3, signed=True))))
+                 for r in con["by_stage"])
+    t1 = Table("Contestation vs override: access restored to the opponent's targets", (("debates",), ("by A",),
+               ("by the opponent",), ("joint",)), rows, index_header="opponent, stage",
+               notes=("Targets: the patients the opponent's round-1 proposal serves worst (debates whose opening "
+                      "serves everyone alike are left out). Restored: mean CNSS of the targets in that proposal minus "
+                      "in the opponent's opening.",))
+    from fairarena.stats.transcripts import CLASSES
+
+    t2 = Table("How the targets' access was restored", tuple((c,) for c in ("debates", *CLASSES)),
+               tuple(Row(r["opponent"], (Cell(r["n"], str(r["n"])), *(Cell(r[c], str(r[c])) for c in CLASSES)))
+                     for r in con["classes"]), index_header="opponent",
+               notes=("override: the joint restores access, the opponent's final none; contestation: the opponent's "
+                      "final restores part of what the joint does; conversion: all of it; none: the joint restores "
+                      "nothing.",))
+    return [t1, t2]
+
+
+def confusion_tables(conf: Mapping[str, Any]) -> list[Any]:
+    from fairarena.report import Cell, Row, Table, format_num
+
+    out = []
+    fws = conf["frameworks"]
+    for stage, rows_in in conf["tables"].items():
+        rows = []
+        for r in rows_in:
+            own = r["proposer"].removeprefix("aligned:") if r["proposer"].startswith("aligned:") else None
+            rows.append(Row(r["proposer"], (Cell(r["n"], str(r["n"])),
+                                            *(Cell(r["counts"][f], format_num(r["counts"][f], 1), emphasis=f == own)
+                                              for f in fws))))
+        out.append(Table(f"Intrinsic framework bias ({stage} proposals): nearest framework optimum",
+                         (("proposals",), *((f,) for f in fws)), tuple(rows), index_header="proposer",
+                         notes=("Each proposal counted under the framework whose optimal allocation is nearest in the "
+                                "paper's six metrics (" + ", ".join(conf["metrics"]) + "), each min-max normalised per "
+                                "cohort over the six optima and the proposals; ties shared. Bold: the proposer's own "
+                                "framework.",)))
+    return out
+
+
+def extras_tables(extras: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The tables of :func:`study_extras`: ``nulls``, ``copies``, ``convergence``, ``contestation``,
+    ``contestation_classes``, ``bias_<stage>`` (when computed) and ``samples`` (when a cell has more than
+    one sample)."""
+    if not extras:
+        return {}
+    out: dict[str, Any] = {"nulls": nulls_table(extras["noise"])}
+    if extras.get("samples_per_cell", 0) > 1 and extras.get("samples"):
+        out["samples"] = samples_result_table(extras["samples"])
+    out["copies"] = copies_table(extras["copies"])
+    out["convergence"] = convergence_table(extras["convergence"])
+    out["contestation"], out["contestation_classes"] = contestation_tables(extras["contestation"])
+    if extras.get("bias_confusion"):
+        for stage, t in zip(extras["bias_confusion"]["tables"], confusion_tables(extras["bias_confusion"])):
+            out[f"bias_{stage}"] = t
+    return out
+
+
+def noise_summary(extras: Mapping[str, Any] | None) -> str:
+    """One sentence: how many figures beat their null, which do not, and whether the agents copy."""
+    if not extras:
+        return ""
+    figs = extras["noise"]["figures"]
+    yes = [f for f in figs if f["beats_null"] is True]
+    no = [f for f in figs if f["beats_null"] is False]
+    untested = len(figs) - len(yes) - len(no)
+    out = (f"Against noise: {len(yes)} of {len(figs)} figures beat their null, {len(no)} do not"
+           + (f", {untested} untested (no baseline-vs-baseline control debates: set baseline_control = true)"
+              if untested else "") + " — see 'Effects against noise'.")
+    if extras["copies"]["copying"]:
+        out += " The agents copy each other (copy rates in 'Transcript analyses'): read every figure as noise."
+    return out
+
+
+def extras_sections(extras: Mapping[str, Any] | None, tables: Mapping[str, Any]) -> list[Any]:
+    """The report's sections of :func:`study_extras`: "Effects against noise" (the null table, the
+    repeated-samples table) and "Transcript analyses" (copy rates, convergence, contestation, bias)."""
+    from fairarena.report import Section, Text
+
+    if not extras:
+        return []
+    noise = [Text(noise_summary(extras)), tables["nulls"]]
+    if "samples" in tables:
+        noise += [Text(f"{extras['samples_per_cell']} samples per cohort, framework and opponent at most: the "
+                       "debates of one cohort are kept together."), tables["samples"]]
+    trans = [tables["copies"], tables["convergence"], tables["contestation"], tables["contestation_classes"]]
+    bias = [tables[k] for k in tables if k.startswith("bias_")]
+    trans += bias or [Text("The nearest-framework table is computed when a debate used a language model (the "
+                           "scripted negotiator opens at the optima by construction), or with "
+                           "analyse_study(..., bias=True).")]
+    return [Section("Effects against noise", noise), Section("Transcript analyses", trans)]
+
+
+__all__ = ["OPTIMA", "SCRIPTED", "TRANSCRIPT_ROWS", "cohort_optima", "confusion_tables", "contestation_tables",
+           "convergence_table", "copies_table", "copy_rows", "extras_sections", "extras_tables", "finals_frame",
+           "noise_summary", "nulls_table",
+           "samples_result_table", "selected", "study_extras", "uses_models"]
