@@ -38,6 +38,16 @@ def test_cohort_command_writes_a_valid_seeded_cohort(cohort_file, tmp_path):
     assert load_cohort(again).patients == c.patients
     res = run("cohort", "--seed", "3", "--capacity", "high")
     assert res.exit_code == 0 and json.loads(res.stdout)["capacity"]["ICU"] == 5
+    assert {p.slot for p in c.patients} == set(range(1, 9)) and c.meta["archetypes"] == "paper"
+    res = run("cohort", "--seed", "7", "--capacity", "tight", "--archetypes", "reconstructed")
+    assert res.exit_code == 0
+    from fairarena.triage import sample_cohort
+
+    former = json.loads(res.stdout)
+    assert former["patients"] == sample_cohort(7, "tight", archetypes="reconstructed").to_dict()["patients"]
+    assert all("slot" not in pat for pat in former["patients"])
+    res = run("cohort", "--seed", "7", "--archetypes", "invented")
+    assert res.exit_code == 2 and "archetypes" in res.output and "paper, reconstructed" in res.output
 
 
 @pytest.mark.parametrize("framework", list(FRAMEWORKS))

@@ -101,20 +101,26 @@ def cohort_cmd(
     capacity: str = typer.Option("tight", "--capacity", help="Capacity variant (fairarena.triage.cohort.CAPACITY_VARIANTS: tight, standard, high)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Cohort JSON file (default: stdout)."),
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep slot order (P1 = first archetype)."),
+    archetypes: str = typer.Option("paper", "--archetypes",
+                                   help="Archetype slots: paper (the paper's Table 1 / Appendix D) or "
+                                        "reconstructed (the former set)."),
 ) -> None:
     """Sample a cohort of eight patients (one per archetype) with a capacity variant."""
+    from fairarena.errors import InputError
     from fairarena.fsutil import atomic_write_json, check_out_file
     from fairarena.provenance import run_record
-    from fairarena.triage.archetypes import sample_cohort
+    from fairarena.triage.archetypes import ARCHETYPE_SETS, sample_cohort
 
     check_seed(seed)
     check_capacity(capacity)
+    if archetypes not in ARCHETYPE_SETS:
+        raise InputError("archetypes", archetypes, f"one of {', '.join(ARCHETYPE_SETS)}")
     if out is not None:
         check_out_file(out)
-    cohort = sample_cohort(seed, capacity, shuffle_slots=not no_shuffle)
+    cohort = sample_cohort(seed, capacity, shuffle_slots=not no_shuffle, archetypes=archetypes)
     data = cohort.to_dict()
     data["meta"]["provenance"] = run_record({"command": "triage cohort", "capacity": capacity,
-                                             "shuffle_slots": not no_shuffle}, seed)
+                                             "shuffle_slots": not no_shuffle, "archetypes": archetypes}, seed)
     if out is None:
         emit_json(data)
     else:
