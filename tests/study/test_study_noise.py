@@ -139,3 +139,17 @@ def test_the_bias_table_puts_the_scripted_openings_at_their_own_framework(sample
     assert rows["aligned:utilitarian"]["counts"]["utilitarian"] == 8  # ... shared where optima coincide (egalitarian
     assert sum(rows["aligned:egalitarian"]["counts"].values()) == pytest.approx(8)   # and rawlsian on these cohorts)
     assert (sampled_study / "optima.json").is_file()
+
+
+def test_the_summary_says_when_too_few_cohorts_can_never_beat_the_null():
+    from fairarena.experiments.study_noise import noise_summary
+
+    def extras(k, n_figs):
+        fig = {"beats_null": False, "null": "baseline control", "n_cohorts": k}
+        return {"noise": {"figures": [fig] * n_figs, "settings": {"alpha": 0.05, "correction": "holm"}},
+                "copies": {"copying": False}}
+
+    few = noise_summary(extras(5, 1))                     # 2 / 2^5 = 0.0625 >= 0.05
+    assert "0 of 1 figures beat their null" in few and "smallest p" in few and "0.0625" in few
+    assert "smallest p" in noise_summary(extras(8, 40))   # 2 / 256 = 0.0078, but Holm over 40 asks for 0.00125
+    assert "smallest p" not in noise_summary(extras(12, 40))

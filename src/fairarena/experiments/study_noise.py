@@ -361,6 +361,16 @@ def noise_summary(extras: Mapping[str, Any] | None) -> str:
     out = (f"Against noise: {len(yes)} of {len(figs)} figures beat their null, {len(no)} do not"
            + (f", {untested} untested (no baseline-vs-baseline control debates: set baseline_control = true)"
               if untested else "") + " — see 'Effects against noise'.")
+    tested = [f for f in figs if f["beats_null"] is not None and f["null"] == "baseline control"]
+    if tested:
+        k = max(f["n_cohorts"] for f in tested)
+        m = sum(f["beats_null"] is not None for f in figs)
+        floor = 2.0 / 2 ** k if k <= 13 else 0.0          # the exact sign-flip test's smallest two-sided p
+        alpha = (extras["noise"].get("settings") or {}).get("alpha", 0.05)
+        if floor * (m if (extras["noise"].get("settings") or {}).get("correction") == "holm" else 1) >= alpha:
+            out += (f" With {k} cohorts the smallest p a control comparison can reach is {floor:.3g}"
+                    + (f" (Holm over {m} figures asks for {alpha / m:.2g} or less)" if m > 1 else "")
+                    + ": no such figure can beat its null; more cohorts are needed.")
     if extras["copies"]["copying"]:
         out += " The agents copy each other (copy rates in 'Transcript analyses'): read every figure as noise."
     return out
