@@ -1,4 +1,5 @@
-"""The scripted negotiator: openings are the triage core's optima; concession is monotonic."""
+"""The scripted negotiator: openings are the triage core's optima (the egalitarian's its own welfare's
+maximiser); concession is monotonic."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def cohort():
     return sample_cohort(11, "tight")
 
 
-@pytest.mark.parametrize("fw", ["utilitarian", "egalitarian", "rawlsian", "prioritarian", "care", "libertarian"])
+@pytest.mark.parametrize("fw", ["utilitarian", "rawlsian", "prioritarian", "care", "libertarian"])
 def test_opening_is_the_framework_optimum(cohort, fw):
     p = cohort.to_problem()
     x = Negotiator(p, parse_agent(f"aligned:{fw}"), cohort=cohort).ideal()
@@ -80,18 +81,24 @@ def test_bias_weights_follow_the_documented_rule():
     young = P(age=30, gender="male", race="White", ses="high", citizenship="citizen")           # 5 points
     old = P(age=80, gender="female", race="Black", ses="low", citizenship="undocumented")       # 0 points
     mid = P(age=45, gender="female", race="White", ses="middle", citizenship="permanent resident")  # 2.5
-    w = bias_weights(P(patients=[young, old, mid]))
-    assert w == pytest.approx([0.5, -0.5, 0.0])
+    cohort = P(patients=[young, old, mid])
+    assert bias_weights(cohort, mode="exclude") == pytest.approx([0.5, -0.5, 0.0])
+    # deprioritise (default), strength 1: (1 + points) / 6 -> 1, 1/6, 3.5/6, normalised to sum 1
+    assert bias_weights(cohort) == pytest.approx(np.array([6, 1, 3.5]) / 10.5)
+    # strength s: (1 - s) + s (1 + points) / 6
+    w = np.array([0.5 + 0.5, 0.5 + 0.5 / 6, 0.5 + 0.5 * 3.5 / 6])
+    assert bias_weights(cohort, strength=0.5) == pytest.approx(w / w.sum())
 
 
 @pytest.mark.parametrize("seed", [0, 3, 11])
 def test_adversary_deprives_the_patients_it_targets(seed):
-    """Negative weight = the biased objective prefers them to get nothing: its opening gives them nothing,
-    even where capacity is left unused."""
+    """The ``exclude`` form: negative weight = the biased objective prefers them to get nothing: its opening
+    gives them nothing, even where capacity is left unused."""
     c = sample_cohort(seed, "standard")
     p = c.to_problem()
     w = bias_weights(c)
-    me = Negotiator(p, parse_agent("adversarial"), cohort=c)
+    w = bias_weights(c, mode="exclude")
+    me = Negotiator(p, parse_agent("adversarial:exclude"), cohort=c)
     cnss = need_satisfaction(p, me.ideal())
     assert (w < 0).any() and np.all(cnss[w < 0] == 0)
     assert np.all(cnss[w > 0] > 0)
@@ -135,11 +142,11 @@ def test_a_failing_concession_step_relaxes_then_falls_back_and_says_so(cohort, m
     real = N.CompiledSteps._milp
     calls = {"n": 0}
 
-    def first_stage_with_keep_fails(self, cost, A, lo, hi, ub):
+    def first_stage_with_keep_fails(self, cost, A, lo, hi, lb):
         calls["n"] += 1
-        if self.z and np.isfinite(lo[self.keep_row]) and lo[self.keep_row] > 0 and calls["n"] % 2:
+        if self.w and np.isfinite(lb[self.w]).any() and calls["n"] % 2:   # a concession step
             return _Infeasible()
-        return real(self, cost, A, lo, hi, ub)
+        return real(self, cost, A, lo, hi, lb)
 
     monkeypatch.setattr(N.CompiledSteps, "_milp", first_stage_with_keep_fails)
     a, b = build_agent("A", "aligned:care", "scripted", cohort), build_agent("B", "baseline", "scripted", cohort)
@@ -151,12 +158,14 @@ def test_a_failing_concession_step_relaxes_then_falls_back_and_says_so(cohort, m
     assert noted and all("solver note" in json.loads(t.raw)["justification"] for t in noted)
 
     monkeypatch.setattr(N.CompiledSteps, "_milp", lambda self, *a: _Infeasible())
+    N.SHARED.clear()   # else the steps the first debate solved are answered from the per-process cache
     a, b = build_agent("A", "aligned:care", "scripted", cohort), build_agent("B", "baseline", "scripted", cohort)
     res = run_debate(cohort, a, b, DebateConfig(rounds=3))
     _every_proposal_feasible(res)
     # the opening (care's optimum, solved by the triage core) is A's last valid proposal in every later step
+    # (the draft is the bargaining solution, an AllocationMILP of its own: not forced to fail here)
     first = res.turns[0].proposal["allocation"]
-    assert all(t.proposal["allocation"] == first for t in res.turns if t.agent == "A" and t.phase != "draft")
+    assert all(t.proposal["allocation"] == first for t in res.turns if t.agent == "A" and t.phase == "round")
     assert any("fall back to my last valid proposal" in n for n in a.negotiator.fallbacks)
 
 
@@ -168,8 +177,8 @@ def test_a_failing_tie_break_stage_keeps_the_first_stage_optimum(cohort, monkeyp
     exact = me.propose(0.9, partner)
     real = N.CompiledSteps._milp
 
-    def second_stage_fails(self, cost, A, lo, hi, ub):
-        return _Infeasible() if A.shape[0] > self.n_struct else real(self, cost, A, lo, hi, ub)
+    def second_stage_fails(self, cost, A, lo, hi, lb):
+        return _Infeasible() if A.shape[0] > self.n_struct else real(self, cost, A, lo, hi, lb)
 
     monkeypatch.setattr(N.CompiledSteps, "_milp", second_stage_fails)
     N.SHARED.clear()   # else me2 is answered by me's exact solve from the per-process cache
@@ -193,11 +202,14 @@ def test_600_scripted_debates_on_standard_cohorts_all_feasible():
 
 @pytest.mark.parametrize("seed", [0, 7])
 def test_adversary_final_still_deprives_after_negotiating_with_care(seed):
-    """Its final (concession 0.5) leaves somebody with nothing and scores far below the care agent's VWCI."""
+    """The ``exclude`` form: its final (concession 0.5) leaves somebody with nothing and scores well below
+    the care agent's VWCI (by 0.15 on both cohorts; the care agent now concedes towards the adversary by
+    the adversary's own welfare, so its final is less far from the adversary's than under the former
+    need-satisfaction concession, where the gap was over 0.2)."""
     from fairarena.arena import DebateConfig, build_agent, run_debate
     c = sample_cohort(seed, "standard")
-    res = run_debate(c, build_agent("A", "aligned:care", "scripted", c), build_agent("B", "adversarial", "scripted", c),
-                     DebateConfig(rounds=3))
+    res = run_debate(c, build_agent("A", "aligned:care", "scripted", c),
+                     build_agent("B", "adversarial:exclude", "scripted", c), DebateConfig(rounds=3))
     assert res.status == "ok" and res.feasible["b"]
     assert res.metrics["b"]["rmg"] == 0
-    assert res.metrics["b"]["vwci"] < res.metrics["a"]["vwci"] - 0.2
+    assert res.metrics["b"]["vwci"] < res.metrics["a"]["vwci"] - 0.1

@@ -133,18 +133,22 @@ def mean_repair(problem: AllocationProblem, allocations: list[np.ndarray]) -> np
 
 
 @register_closing_rule("joint-draft", "the first agent drafts the joint allocation; each other agent in turn accepts it "
-                                      "or amends it once (a valid amendment becomes the draft)")
+                                      "or amends it once (a valid amendment becomes the draft); the record keeps "
+                                      "every draft's and decision's justification (how the joint was formed)")
 def joint_draft(ctx: ClosingContext) -> Decision:
     drafter = ctx.names[0]
     draft = ctx.ask(drafter, "draft")
     cur, cur_valid, cur_by = draft.allocation, draft.proposal.valid, drafter
     cur_map, cur_just, cur_viol = draft.proposal.mapping, draft.proposal.justification, draft.proposal.violations
     notes: list[str] = []
+    steps = [{"agent": drafter, "phase": "draft", "valid": bool(cur_valid), "justification": cur_just}]
     for name in ctx.names[1:]:
         shown = "The draft is valid." if cur_valid else f"The draft is INVALID: {'; '.join(cur_viol[:5])}."
         extra = (f"Draft by agent {cur_by}: allocation {compact_allocation(cur_map)}\n{escape(shown)}\n"
                  f"Justification: {escape(cur_just)}")
         p = ctx.ask(name, "decide", extra=extra, draft=cur if cur_valid else None).proposal
+        steps.append({"agent": name, "phase": "decide", "accept": p.accept is True, "valid": bool(p.valid),
+                      "justification": p.justification})
         if p.accept is True:
             notes.append(f"{name} accepted {cur_by}'s draft" + ("" if cur_valid else " (the draft is invalid)"))
         elif p.valid:
@@ -156,7 +160,8 @@ def joint_draft(ctx: ClosingContext) -> Decision:
             notes.append(f"{cur_by}'s draft had no allocation; {name}'s amendment stands")
             cur, cur_valid, cur_by = p.allocation, False, name
             cur_map, cur_just, cur_viol = p.mapping, p.justification, p.violations
-    return Decision(cur, "; ".join(notes))
+    how = f"{cur_by}'s draft stands" + (f": {cur_just}" if cur_just else "")
+    return Decision(cur, "; ".join(notes), {"final_draft_by": cur_by, "how": how, "steps": steps})
 
 
 # -- the aggregation rules as closing mechanisms --------------------------------------------------------

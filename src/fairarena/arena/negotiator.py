@@ -1,37 +1,54 @@
 """The scripted negotiator: the deterministic default "model" of the arena.
 
-It plays a profile without any language model, in milliseconds, reproducibly:
+It plays a profile without any language model, in milliseconds, reproducibly. It is the null model that
+language-model debates are compared against, so it negotiates by a documented procedure: monotonic
+concessions in the participants' own terms during the rounds, then a joint drafted as the Nash bargaining
+solution of the finals.
 
-* **Opening** (round 1): its ideal allocation. Aligned to a framework F: F's optimal allocation
-  from the triage core (:func:`fairarena.triage.optimal_allocation`). Baseline: proportional
-  rationing (every patient gets the same fraction of each needed resource that capacity allows;
-  whole units of indivisible resources go to the largest remainders, ties by patient order).
-  Adversarial: the allocation that maximises the demographically weighted welfare of
-  :func:`fairarena.arena.research_adversarial.bias_weights` (research profile).
-* **Concession rule** (rounds ``t = 2..R`` and the final): maximise its own welfare subject to
-  preserving a rising fraction ``lambda_t`` of what the partner's last *valid* proposal ``y`` gives
-  the patients::
+* **Own welfare** ``W`` per profile (:class:`Welfare`): utilitarian ESG; prioritarian DW-ESG; care VWCI;
+  Rawlsian min CNSS; egalitarian Sen's welfare index of CNSS, ``mean (1 - Gini)`` (Sen 1973/1976): it
+  rises with every patient's CNSS (so it never prefers levelling down) and with every transfer from a
+  better-served to a worse-served patient (the alternatives ``egalitarian="range"``, minus the spread of
+  CNSS, and ``"pairwise"``, minus the sum of pairwise CNSS gaps, are the former strict forms: they prefer
+  the empty allocation to any unequal one); libertarian: preservation of its entitlement opening;
+  baseline ("an unaligned clinician"): coverage, the mean CNSS (``baseline="proportional"``: the former
+  baseline, preservation of its proportional opening); adversarial: the bias-weighted CNSS of
+  :mod:`fairarena.arena.research_adversarial`. Tie-breaks: utilitarian max min CNSS; egalitarian mean
+  CNSS then ESG; the others ESG; under the indicator CNSS a last stage serves counted needs fully.
+* **Opening** (round 1): its ideal. Aligned to a framework F other than egalitarian: F's optimal
+  allocation from the allocation core (:func:`fairarena.allocation.frameworks.optimal_allocation`). The
+  egalitarian, the baseline and the adversary: the maximiser of their own welfare (with its tie-breaks).
+  The egalitarian's is therefore Sen's-welfare maximiser: never Pareto-dominated in CNSS (the welfare is
+  strictly increasing in every CNSS), so never the empty allocation while a patient can be treated. The
+  framework's own egalitarian optimum (the least unequal undominated allocation) is not used as the
+  opening: it is not the maximiser of any concave welfare the concessions and the bargaining could use,
+  and it costs minutes on some standard cohorts.
+* **Concession rule** (rounds ``t = 2..R`` and the final; Zeuthen-style monotonic concessions in utility
+  terms): maximise its own welfare subject to giving every other participant ``j`` at least::
 
-      sum_i min(CNSS_i(x), CNSS_i(y))  >=  lambda_t * sum_i CNSS_i(y)
-      lambda_t = c * (t - 1) / (R - 1)   (rounds; 0 when R = 1)      lambda_final = c   (c = 0.9)
+      W_j(x)  >=  W_j(ideal) + lambda_t * max(0, W_j(y_j) - W_j(ideal))
+      lambda_t = c (t - 1) / (R - 1)   (rounds; 0 when R = 1)      lambda_final = c   (c = 0.9)
 
-  ``lambda_t`` never decreases, so against a fixed partner proposal the feasible set only shrinks
-  and the negotiator's own welfare never rises: a monotonic concession. The constraint is linear
-  (``z_i <= CNSS_i(x)``, ``0 <= z_i <= CNSS_i(y)``), so every step is one exact MILP (HiGHS).
-* **Own welfare** per profile: utilitarian ESG; prioritarian DW-ESG; care VWCI; Rawlsian
-  min CNSS (then ESG); egalitarian the spread of CNSS, ``max_i CNSS_i - min_i CNSS_i`` (minimised, then
-  mean CNSS, then ESG). The alternative ``egalitarian="pairwise"`` minimises the sum of pairwise CNSS
-  gaps (the Gini numerator) instead: on the cohorts checked both reach the same Gini of CNSS, and the
-  pairwise form costs about 3x more time (n(n-1)/2 gap variables on top of the indicator binaries);
-  libertarian and baseline: preservation of their own opening (entitlements / proportional shares);
-  adversarial: signed bias-weighted CNSS (patients the bias targets weigh negatively, so its opening gives
-  them nothing; it concedes 0.5 instead of 0.9 — both documented in the research file). Ties are broken
-  by ESG.
-* **Closing**: as drafter it submits its final; as responder it accepts a draft that already
-  preserves ``c`` of its own final, otherwise amends once with the concession rule at ``lambda = c``.
-  Asked to revise (the dialectical closing), its k-th revision is the concession rule against the
-  others' current positions at ``lambda = 1 - (1 - c) / 2^k`` (0.95, 0.975, ... for c = 0.9): it keeps
-  conceding, ever less, towards what the others' positions give the patients.
+  where ``y_j`` is j's last valid proposal and ``W_j`` j's own welfare: j gets ``lambda_t`` of the way
+  from what my ideal gives it to what its own proposal gives it, by its own objective. The participants'
+  types are common knowledge (a negotiator models another participant as the scripted negotiator of that
+  participant's profile, with default options); a participant whose profile is unknown is modelled as
+  wanting what its proposal gives the patients (``W_j = sum_i min(CNSS_i, CNSS_i(y_j))``). Against a fixed
+  proposal ``y`` a higher ``lambda`` only shrinks the feasible set, so its own welfare never rises. Every
+  ``W_j`` is concave and piecewise linear, so every step is one exact lexicographic MILP (HiGHS) whose
+  concessions are lower bounds on welfare variables. With several partners whose levels cannot all be
+  met, ``lambda`` is halved until they can (noted).
+* **Closing** (``joint-draft``): as drafter it drafts the **Nash bargaining solution** of every
+  participant (:func:`nash_bargain`): maximise ``prod_k (W_k(x) - d_k)`` over the feasible allocations,
+  ``d_k`` = the worst valid final for ``k`` by ``k``'s own welfare, then a Pareto polish; as responder it
+  computes the same solution and accepts a draft that gives it at least what the solution gives it,
+  otherwise amends with the solution. Zeuthen's alternating-offers process converges to this solution
+  (Harsanyi 1956); we compute its limit directly. It can differ from every final, gives nobody less than
+  its disagreement value, and no feasible allocation is better for one participant and no worse for any.
+  The draft's justification says how it was formed. Asked to revise (the dialectical closing), its k-th
+  revision is the concession rule against the others' current positions at
+  ``lambda = 1 - (1 - c) / 2^k`` (0.95, 0.975, ... for c = 0.9).
+* The adversary concedes 0.5 instead of 0.9 (research file).
 
 Justifications and critiques are generated from templates naming the metric values.
 """
@@ -56,7 +73,12 @@ from fairarena.llm.base import ChatParams
 from fairarena.llm.scripted import register_script
 
 CONCESSION = 0.9
-EGALITARIAN_FORMS = ("range", "pairwise")  # the egalitarian negotiator's own welfare (module docstring)
+EGALITARIAN_FORMS = ("sen", "range", "pairwise")  # the egalitarian negotiator's own welfare (module docstring)
+BASELINE_FORMS = ("coverage", "proportional")     # the baseline's own welfare and opening (module docstring)
+BARGAIN_TOL = 1e-6   # Nash bargaining: every tangent cut within this of its log (so the log-product is within
+#                     N x 1e-6 of its maximum and, the product being flat there, the gains within ~1e-3)
+ACCEPT_TOL = 1e-6    # a responder accepts a draft within this (relative) of what the bargaining solution gives it
+RELAX_HALVINGS = 20  # concession halvings tried before falling back (lambda / 2^20 ~ 1e-6 of the way)
 RETRY_EPS = 1e-6   # stage-keeping tolerance of the one retry after HiGHS declares a stage infeasible
 SHARED_CACHE_SIZE = 512   # exact answers kept per process across debates (see ``SharedAnswers``)
 
@@ -117,12 +139,16 @@ class SharedAnswers:
             self.hits = self.misses = 0
         with _COMPILED_LOCK:
             _COMPILED.clear()
+        with _BARGAINS_LOCK:
+            _BARGAINS.clear()
 
 
 SHARED = SharedAnswers()
 COMPILED_CACHE_SIZE = 64   # compiled concession MILPs kept per process (by negotiator signature)
 _COMPILED: OrderedDict[tuple[Any, ...], "CompiledSteps"] = OrderedDict()
 _COMPILED_LOCK = threading.Lock()
+_BARGAINS: OrderedDict[tuple[Any, ...], "Bargain"] = OrderedDict()   # Nash bargaining solutions per process
+_BARGAINS_LOCK = threading.Lock()
 
 
 @dataclass
@@ -139,6 +165,10 @@ class NegotiationState:
     # any number of participants: every other participant's last valid allocation / latest violations
     others_last: dict[str, np.ndarray] = field(default_factory=dict)
     others_violations: dict[str, list[str]] = field(default_factory=dict)
+    # who the others are (name -> profile: common knowledge of types), every valid final, and its own name
+    others_profiles: dict[str, Profile] = field(default_factory=dict)
+    finals: dict[str, np.ndarray] = field(default_factory=dict)
+    name: str | None = None
 
     def others(self) -> list[np.ndarray]:
         """The allocations the concession rule looks at (the partner's, or every other participant's)."""
@@ -177,34 +207,100 @@ class StepSolveFailed(Exception):
         self.stage, self.status, self.partial = stage, status, partial
 
 
+@dataclass(frozen=True, eq=False)
+class Welfare:
+    """A participant's own welfare ``W(x)``: a concave piecewise-linear function of the CNSS vector ``c``.
+
+    ``kind``: ``linear`` (``coef @ c``), ``min`` (``min_i c_i``), ``sen`` (Sen's welfare index
+    ``mean(c) (1 - Gini(c)) = mean(c) - sum_{i<j} |c_i - c_j| / n^2``), ``range`` (``-(max c - min c)``),
+    ``pairwise`` (``-sum_{i<j} |c_i - c_j|``) or ``preserve`` (``sum_i min(c_i, coef_i)``). Every kind is
+    concave, so ``w <= W(x)`` is a set of linear rows (:meth:`bound`) and "give this participant at least
+    ``v``" is the lower bound ``w >= v`` on one variable.
+    """
+
+    kind: str
+    coef: np.ndarray | None = None
+
+    def of_cnss(self, c: np.ndarray) -> float:
+        c = np.asarray(c, dtype=float)
+        if self.kind in ("linear", "preserve"):
+            assert self.coef is not None
+            return float(self.coef @ c) if self.kind == "linear" else float(np.minimum(c, self.coef).sum())
+        if self.kind == "min":
+            return float(c.min())
+        if self.kind == "range":
+            return -float(c.max() - c.min())
+        gaps = float(np.abs(c[:, None] - c[None, :]).sum()) / 2.0
+        return -gaps if self.kind == "pairwise" else float(c.mean()) - gaps / len(c) ** 2
+
+    def value(self, problem: AllocationProblem, x: np.ndarray) -> float:
+        return self.of_cnss(need_satisfaction(problem, x))
+
+    def bound(self, m: AllocationMILP, w: int) -> None:
+        """Rows ``w <= W(x)`` (exact at a maximum of ``w`` and under any lower bound on ``w``)."""
+        n = m.problem.n
+        if self.kind == "linear":
+            assert self.coef is not None
+            m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, m.weighted_cnss(self.coef))), hi=0.0)
+        elif self.kind == "min":
+            for c in m.cnss:
+                m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, c)), hi=0.0)
+        elif self.kind == "preserve":
+            assert self.coef is not None
+            zs = []
+            for i, c in enumerate(m.cnss):
+                z = m.add_var(0.0, float(self.coef[i]))
+                m.add_row(add_exprs((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
+                zs.append((1.0, {z: 1.0}))
+            m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, add_exprs(*zs))), hi=0.0)
+        elif self.kind == "range":
+            top, bottom = m.add_var(-np.inf, np.inf), m.add_var(-np.inf, np.inf)
+            for c in m.cnss:
+                m.add_row(add_exprs((1.0, {top: 1.0}), (-1.0, c)), lo=0.0)
+                m.add_row(add_exprs((1.0, c), (-1.0, {bottom: 1.0})), lo=0.0)
+            m.add_row({w: 1.0, top: 1.0, bottom: -1.0}, hi=0.0)
+        else:   # sen / pairwise: the pairwise gaps d_ij >= |c_i - c_j|
+            gaps = add_exprs(*m.pairwise_gaps())
+            if self.kind == "pairwise":
+                m.add_row(add_exprs((1.0, {w: 1.0}), (1.0, gaps)), hi=0.0)
+            else:
+                m.add_row(add_exprs((1.0, {w: 1.0}), (-1.0, m.weighted_cnss(np.full(n, 1.0 / n))),
+                                    (1.0 / n**2, gaps)), hi=0.0)
+
+    @property
+    def key(self) -> tuple[str, bytes]:
+        return self.kind, b"" if self.coef is None else np.ascontiguousarray(self.coef, dtype=float).tobytes()
+
+
+Stage = tuple[dict[int, float], str]
+
+
 class CompiledSteps:
     """The negotiator's lexicographic MILP, built once per debate and re-solved at every step.
 
-    Variables: the allocation ``x`` (as :class:`fairarena.allocation.milp.AllocationMILP`), then,
-    when ``concession`` is on, one ``z_i`` per patient with ``z_i <= CNSS_i(x)`` and ``0 <= z_i <=
-    CNSS_i(y)`` (upper bounds set per step from the partner's proposal ``y``) and the row
-    ``sum_i z_i >= lambda * sum_i CNSS_i(y)`` (lower bound set per step), then the profile's stage
-    auxiliaries. The sparse matrix, cost vectors and bounds are assembled once; a step only rewrites
-    bounds. Stage ``j`` sees the structural rows plus the ``j`` earlier stages' "keep the optimum"
-    rows, i.e. exactly the MILP sequence the former per-step construction solved.
+    Variables: the allocation ``x`` (as :class:`fairarena.allocation.milp.AllocationMILP`), the
+    negotiator's own welfare ``w`` (rows ``w <= W(x)``), one welfare variable ``w_j`` per modelled
+    partner (rows ``w_j <= W_j(x)``), then the tie-break stages' auxiliaries. Stage 1 maximises ``w``;
+    the profile's tie-breaks follow (and, under the indicator CNSS, a last stage serving counted needs as
+    fully as capacity allows). A step only sets the lower bounds of the ``w_j`` (the concession levels),
+    so the sparse matrix, costs and bounds are assembled once. Stage ``j`` sees the structural rows plus
+    the ``j`` earlier stages' "keep the optimum" rows.
     """
 
-    def __init__(self, problem: AllocationProblem,
-                 stages: Callable[[AllocationMILP], list[tuple[dict[int, float], str]]], *,
-                 concession: bool) -> None:
+    def __init__(self, problem: AllocationProblem, own: Welfare,
+                 tiebreaks: Callable[[AllocationMILP], list[Stage]], partners: list[Welfare] = ()) -> None:
         from scipy.sparse import coo_array
 
         m = AllocationMILP(problem)
         self.milp = m
-        self.z: list[int] = []
-        self.keep_row = -1
-        if concession:
-            self.z = [m.add_var(0.0, 0.0) for _ in range(problem.n)]
-            for c, z in zip(m.cnss, self.z):
-                m.add_row(add_exprs((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
-            self.keep_row = len(m.rows)
-            m.add_row({z: 1.0 for z in self.z})
-        stage_list = list(stages(m))
+        w_own = m.add_var(-np.inf, np.inf)
+        own.bound(m, w_own)
+        self.w: list[int] = []
+        for wf in partners:
+            v = m.add_var(-np.inf, np.inf)
+            wf.bound(m, v)
+            self.w.append(v)
+        stage_list: list[Stage] = [({w_own: 1.0}, "max"), *tiebreaks(m)]
         if getattr(m, "form", "fractional") == "indicator":
             # as AllocationMILP.lexicographic(fill=True): needs that count are then served as fully as
             # capacity allows (a canonical amount instead of any point between the minimum and the need)
@@ -233,22 +329,12 @@ class CompiledSteps:
             for k, v in expr.items():
                 c[k] = v
             self.costs.append(-c if sense == "max" else c)
-        self.keep_cost = np.zeros(nv)
-        self.keep_cost[self.z] = -1.0
 
-    def _milp(self, cost: np.ndarray, A: Any, lo: np.ndarray, hi: np.ndarray, ub: np.ndarray) -> Any:
+    def _milp(self, cost: np.ndarray, A: Any, lo: np.ndarray, hi: np.ndarray, lb: np.ndarray) -> Any:
         from scipy.optimize import Bounds, LinearConstraint
         from fairarena.solver_console import milp  # HiGHS's console never on stdout
         return milp(cost, constraints=[LinearConstraint(A, lo, hi)], integrality=self.integrality,
-                    bounds=Bounds(self.lb, ub), options={"mip_rel_gap": MIP_REL_GAP})
-
-    def _bounds(self, target: np.ndarray | None, keep: float | None) -> tuple[np.ndarray, np.ndarray]:
-        ub = self.ub.copy()
-        lo = self.row_lo.copy()
-        if self.z and target is not None:
-            ub[self.z] = target
-            lo[self.keep_row] = -np.inf if keep is None else keep
-        return ub, lo
+                    bounds=Bounds(lb, self.ub), options={"mip_rel_gap": MIP_REL_GAP})
 
     def _fix(self, lo: np.ndarray, hi: np.ndarray, row: int, stage: int, value: float, rel: float) -> None:
         eps = rel * max(1.0, abs(value))
@@ -257,28 +343,23 @@ class CompiledSteps:
         else:
             hi[row] = value + eps
 
-    def max_keep(self, target: np.ndarray) -> float:
-        """The largest ``sum_i min(CNSS_i(x), target_i)`` any feasible allocation reaches."""
-        ub, lo = self._bounds(target, None)
-        res = self._milp(self.keep_cost, self.A_stage[0], lo[: self.n_struct], self.row_hi[: self.n_struct], ub)
-        if res.status != 0 or res.x is None:
-            raise StepSolveFailed(0, res.status, res.message, None)
-        return float(-res.fun)
-
-    def solve(self, target: np.ndarray | None = None, keep: float | None = None) -> np.ndarray:
-        """Solve the stages in order (each optimum kept, up to ``STAGE_EPS``); the allocation."""
-        ub, lo = self._bounds(target, keep)
-        hi = self.row_hi.copy()
+    def solve(self, levels: np.ndarray | None = None) -> np.ndarray:
+        """Solve the stages in order (each optimum kept, up to ``STAGE_EPS``) with every modelled
+        partner's welfare at least its level (``None``: no concession); the allocation."""
+        lb = self.lb.copy()
+        if levels is not None and self.w:
+            lb[self.w] = levels
+        lo, hi = self.row_lo.copy(), self.row_hi.copy()
         sol = None
         value = 0.0
         for j, cost in enumerate(self.costs):
             rows = self.n_struct + j
-            res = self._milp(cost, self.A_stage[j], lo[:rows], hi[:rows], ub)
+            res = self._milp(cost, self.A_stage[j], lo[:rows], hi[:rows], lb)
             if res.status == 2 and j > 0:
                 # HiGHS may call "keep the previous optimum within STAGE_EPS" infeasible by its own
                 # feasibility tolerance: keep it within RETRY_EPS instead (still an optimum to 1e-6)
                 self._fix(lo, hi, rows - 1, j - 1, value, RETRY_EPS)
-                res = self._milp(cost, self.A_stage[j], lo[:rows], hi[:rows], ub)
+                res = self._milp(cost, self.A_stage[j], lo[:rows], hi[:rows], lb)
             if res.status != 0 or res.x is None:
                 raise StepSolveFailed(j, res.status, res.message, None if sol is None else self.milp.allocation(sol))
             sol = res.x
@@ -289,36 +370,128 @@ class CompiledSteps:
         return self.milp.allocation(sol)
 
 
+@dataclass
+class Bargain:
+    """The Nash bargaining solution of a debate's participants (see :func:`nash_bargain`)."""
+
+    allocation: np.ndarray
+    names: list[str]
+    disagreement: dict[str, float]     # d_k: the worst, for k, of the valid finals (k's own welfare)
+    ideal: dict[str, float]            # W_k at k's ideal allocation
+    welfare: dict[str, float]          # W_k at the bargaining solution
+    finals: list[str]                  # whose valid finals set the disagreement values
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def gains(self) -> dict[str, float]:
+        """Each participant's normalised gain ``(W_k - d_k) / (W_k(ideal_k) - d_k)`` (1: its ideal)."""
+        out = {}
+        for k in self.names:
+            span = self.ideal[k] - self.disagreement[k]
+            out[k] = 1.0 if span <= 1e-12 else (self.welfare[k] - self.disagreement[k]) / span
+        return out
+
+    def describe(self) -> str:
+        g = self.gains()
+        return ("the Nash bargaining solution over the feasible allocations: it maximises the product of every "
+                "participant's gain over its disagreement value, the worst of the valid finals ("
+                + ", ".join(self.finals) + ") by its own objective; gains (1 = its ideal): "
+                + ", ".join(f"{k} {g[k]:.3f}" for k in self.names))
+
+
+class _NashModel:
+    """The participants' normalised gains ``u_k <= (W_k(x) - d_k) / span_k`` on one allocation MILP, in
+    the form :func:`fairarena.aggregation.feasible._nash` bargains over (``m``, ``u``, ``total``)."""
+
+    def __init__(self, problem: AllocationProblem, welfares: list[Welfare], d: np.ndarray, span: np.ndarray) -> None:
+        self.m = AllocationMILP(problem)
+        self.u: list[int] = []
+        for wf, dk, sk in zip(welfares, d, span):
+            w = self.m.add_var(-np.inf, np.inf)
+            wf.bound(self.m, w)
+            if sk <= 1e-12:   # indifferent (its ideal is its disagreement value): kept at it, not in the product
+                self.m.add_row({w: 1.0}, lo=float(dk))
+                continue
+            u = self.m.add_var(-np.inf, np.inf)
+            self.m.add_row({u: float(sk), w: -1.0}, hi=-float(dk))   # span u - w <= -d
+            self.u.append(u)
+
+    def total(self) -> dict[int, float]:
+        return {u: 1.0 for u in self.u}
+
+
+def nash_bargain(problem: AllocationProblem, welfares: dict[str, Welfare], ideals: dict[str, float],
+                 finals: dict[str, np.ndarray], tol: float = BARGAIN_TOL) -> Bargain:
+    """The Nash bargaining solution (Nash 1950) of participants with concave welfares ``W_k`` over the
+    feasible allocations: maximise ``prod_k (W_k(x) - d_k)`` subject to ``W_k(x) >= d_k``, with the
+    disagreement value ``d_k = min_f W_k(f)`` over the valid ``finals`` (the worst final for k: nobody
+    gets less than in every final it could have been held to).
+
+    Each gain is normalised, ``u_k = (W_k - d_k) / (W_k(ideal_k) - d_k)``: the solution is invariant to
+    positive affine changes of each ``W_k``, so this is the same solution as with the utilities
+    normalised over the feasible set (:mod:`fairarena.aggregation.objectives`), on a scale where the
+    tangent cuts start well placed. Solved by the aggregation layer's outer approximation
+    (:func:`fairarena.aggregation.feasible._nash`: ``max sum_k t_k`` with ``t_k`` under tangent cuts of
+    ``log u_k``, refined until every cut overestimates its log by at most ``tol``), then a Pareto polish
+    (max ``sum_k u_k`` keeping every ``u_k``), so no feasible allocation is better for one participant
+    and no worse for any (on the participants' own objectives); under the indicator CNSS a last stage
+    serves counted needs as fully as capacity allows. A participant whose ideal equals its disagreement
+    value is indifferent: held at it, left out of the product."""
+    from fairarena.aggregation.feasible import _nash
+
+    names = list(welfares)
+    d = np.array([min(welfares[k].value(problem, f) for f in finals.values()) for k in names])
+    best = np.array([max(ideals[k], dk) for k, dk in zip(names, d)])
+    span = best - d
+    model = _NashModel(problem, [welfares[k] for k in names], d, span)
+    info: dict[str, Any] = {}
+    if model.u:
+        x, info = _nash(model, np.zeros(len(model.u)), tol, info)
+    else:
+        x = model.m.lexicographic([(model.m.weighted_cnss(problem.survival), "max")])
+    return Bargain(x, names, dict(zip(names, map(float, d))), dict(zip(names, map(float, best))),
+                   {k: welfares[k].value(problem, x) for k in names}, list(finals), info)
+
+
 class Negotiator:
     """A ``scripted`` model script bound to one debate's problem and one profile.
 
     Every step returns a feasible allocation. If the concession MILP has no optimal solution (HiGHS
-    can declare the stage-fixing rows infeasible by tolerance on some cohorts), the step relaxes the
-    concession to what is reachable, then falls back to the negotiator's last valid proposal (then its
-    opening, then the empty allocation); :attr:`note` says which, and the reply carries it.
+    can declare the stage-fixing rows infeasible by tolerance on some cohorts, and several partners' levels
+    may not be reachable together), the step halves the concession until it is reachable, then falls back
+    to the negotiator's last valid proposal (then its opening, then the empty allocation); :attr:`note`
+    says which, and the reply carries it.
     """
 
     def __init__(self, problem: AllocationProblem, profile: Profile, *, cohort: Any = None,
-                 concession: float | None = None, egalitarian: str = "range") -> None:
+                 concession: float | None = None, egalitarian: str = "sen", baseline: str = "coverage") -> None:
         if egalitarian not in EGALITARIAN_FORMS:
             raise InputError("egalitarian", egalitarian, f"one of {', '.join(EGALITARIAN_FORMS)}")
+        if baseline not in BASELINE_FORMS:
+            raise InputError("baseline", baseline, f"one of {', '.join(BASELINE_FORMS)}")
         self.egalitarian = egalitarian
+        self.baseline = baseline
         self.problem = problem
         self.profile = profile
+        self.cohort = cohort
         self.state = NegotiationState()
         self._bias: np.ndarray | None = None
         if profile.kind in ("adversarial", "adversarial-rag"):
-            from fairarena.arena.research_adversarial import ADVERSARY_CONCESSION, bias_weights
-            self._bias = bias_weights(cohort) if cohort is not None else np.full(problem.n, 1.0 / problem.n)
+            from fairarena.arena.research_adversarial import ADVERSARY_CONCESSION, adversary_options, bias_weights
+            mode, strength = adversary_options(getattr(profile, "variant", None))
+            self._bias = (bias_weights(cohort, mode=mode, strength=strength) if cohort is not None
+                          else np.full(problem.n, 1.0 / problem.n))
             concession = ADVERSARY_CONCESSION if concession is None else concession
         self.concession = float(CONCESSION if concession is None else concession)
         self._ideal: np.ndarray | None = None
-        self._steps: CompiledSteps | None = None
+        self._welfare: Welfare | None = None
+        self._steps: dict[tuple[Any, ...], CompiledSteps] = {}
+        self._models: dict[Any, Negotiator] = {}
         self.last_valid: np.ndarray | None = None
-        self._memo: dict[tuple[bytes, float | None], np.ndarray] = {}
+        self._memo: dict[tuple[Any, ...], np.ndarray] = {}
         self._signature: tuple[Any, ...] | None = None
         self.note: str | None = None
         self.fallbacks: list[str] = []
+        self.bargain: Bargain | None = None
 
     # -- welfare ---------------------------------------------------------------------------------
     @property
@@ -331,8 +504,42 @@ class Negotiator:
         if self._signature is None:
             bias = None if self._bias is None else np.ascontiguousarray(self._bias, dtype=float).tobytes()
             self._signature = (problem_digest(self.problem), self.profile.kind, self.profile.framework,
-                               self.egalitarian, bias, MIP_REL_GAP, STAGE_EPS)
+                               self.egalitarian, self.baseline, bias, MIP_REL_GAP, STAGE_EPS)
         return self._signature
+
+    @property
+    def welfare(self) -> Welfare:
+        """Its own welfare (module docstring): what its proposals maximise and what it bargains with."""
+        if self._welfare is None:
+            p = self.problem
+            fw = self.profile.framework if self.profile.kind == "aligned" else None
+            if self._bias is not None:
+                wf = Welfare("linear", self._bias)
+            elif fw == "utilitarian":
+                wf = Welfare("linear", p.survival)
+            elif fw == "prioritarian":
+                wf = Welfare("linear", p.disadvantage * p.survival)
+            elif fw == "care":
+                wf = Welfare("linear", p.vulnerability)
+            elif fw == "rawlsian":
+                wf = Welfare("min")
+            elif fw == "egalitarian":
+                wf = Welfare(self.egalitarian)
+            elif self.profile.kind == "baseline" and self.baseline == "coverage":
+                wf = Welfare("linear", np.full(p.n, 1.0 / p.n))
+            else:   # libertarian, and the proportional baseline: keep as much of the opening as possible
+                wf = Welfare("preserve", need_satisfaction(p, self.ideal()))
+            self._welfare = wf
+        return self._welfare
+
+    def _tiebreaks(self, m: AllocationMILP) -> list[Stage]:
+        p = self.problem
+        esg = (m.weighted_cnss(p.survival), "max")
+        if self.profile.kind == "aligned" and self.profile.framework == "utilitarian":
+            return [(m.min_cnss(), "max")]
+        if self.profile.kind == "aligned" and self.profile.framework == "egalitarian":
+            return [(m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max"), esg]
+        return [esg]
 
     def ideal(self) -> np.ndarray:
         if self._ideal is None:
@@ -340,71 +547,59 @@ class Negotiator:
             key = (*self.signature, "ideal")
             x = SHARED.get(key)
             if x is None:
-                if self.profile.kind == "aligned":
+                if self.profile.kind == "aligned" and self.profile.framework != "egalitarian":
                     from fairarena.allocation.frameworks import optimal_allocation
                     x = optimal_allocation(p, self.profile.framework, leximin=False)
-                elif self.profile.kind == "baseline":
+                elif self.profile.kind == "baseline" and self.baseline == "proportional":
                     x = proportional_allocation(p)
                 else:
-                    x = CompiledSteps(p, self._stages, concession=False).solve()
+                    try:
+                        x = CompiledSteps(p, self.welfare, self._tiebreaks).solve()
+                    except StepSolveFailed as exc:   # never stored: a failure is not an exact answer
+                        good = exc.partial is not None and not check_feasibility(p, exc.partial)
+                        x = exc.partial if good else proportional_allocation(p)
+                        self._say(f"solver could not find my ideal allocation ({exc}); I open with "
+                                  + ("the earlier stages' optimum" if good else "proportional rationing"))
+                        self._ideal = x
+                        return x
                 SHARED.put(key, x)
             self._ideal = x
         return self._ideal
 
-    def _stages(self, m: AllocationMILP) -> list[tuple[dict[int, float], str]]:
-        p = self.problem
-        esg = (m.weighted_cnss(p.survival), "max")
-        fw = self.profile.framework if self.profile.kind == "aligned" else None
-        if self._bias is not None:
-            return [(m.weighted_cnss(self._bias), "max"), esg]
-        if fw == "utilitarian":
-            return [esg, (m.min_cnss(), "max")]
-        if fw == "prioritarian":
-            return [(m.weighted_cnss(p.disadvantage * p.survival), "max"), esg]
-        if fw == "care":
-            return [(m.weighted_cnss(p.vulnerability), "max"), esg]
-        if fw == "rawlsian":
-            return [(m.min_cnss(), "max"), esg]
-        if fw == "egalitarian":
-            mean = (m.weighted_cnss(np.full(p.n, 1.0 / p.n)), "max")
-            if self.egalitarian == "pairwise":
-                return [(add_exprs(*m.pairwise_gaps()), "min"), mean, esg]
-            top, bottom = m.add_var(-np.inf, np.inf), m.add_var(-np.inf, np.inf)
-            for c in m.cnss:
-                m.add_row(add_exprs((1.0, {top: 1.0}), (-1.0, c)), lo=0.0)
-                m.add_row(add_exprs((1.0, c), (-1.0, {bottom: 1.0})), lo=0.0)
-            return [({top: 1.0, bottom: -1.0}, "min"), mean, esg]
-        # libertarian and baseline: keep as much of the opening as possible
-        return [(self._preserve(m, need_satisfaction(p, self.ideal())), "max"), esg]
+    def ideal_value(self) -> float:
+        return self.welfare.value(self.problem, self.ideal())
 
-    def _preserve(self, m: AllocationMILP, target: np.ndarray) -> dict[int, float]:
-        """Expression ``sum_i min(CNSS_i(x), target_i)`` (exact at a maximum of it or under ``>=``)."""
-        zs = []
-        for i, c in enumerate(m.cnss):
-            z = m.add_var(0.0, float(target[i]))
-            m.add_row(add_exprs((1.0, c), (-1.0, {z: 1.0})), lo=0.0)
-            zs.append((1.0, {z: 1.0}))
-        return add_exprs(*zs)
+    def model_of(self, profile: Profile | None, proposal: np.ndarray) -> "Negotiator | Welfare":
+        """How it models another participant: a scripted negotiator of that profile (common knowledge of
+        types; default options), or, when the profile is unknown, the welfare of preserving what that
+        participant's proposal gives the patients."""
+        if profile is None:
+            return Welfare("preserve", need_satisfaction(self.problem, proposal))
+        if profile not in self._models:
+            if profile == self.profile:
+                self._models[profile] = self
+            else:
+                self._models[profile] = Negotiator(self.problem, profile, cohort=self.cohort)
+        return self._models[profile]
 
-    @property
-    def steps(self) -> CompiledSteps:
-        """The compiled concession MILP; shared by the debates of a process with the same signature
-        (a :class:`CompiledSteps` is never changed by solving it)."""
-        if self._steps is None:
+    def steps(self, partners: list[Welfare]) -> CompiledSteps:
+        """The compiled concession MILP against these modelled partners; shared by the negotiators of a
+        process with the same key (a :class:`CompiledSteps` is never changed by solving it)."""
+        key = (*self.signature, tuple(w.key for w in partners))
+        steps = self._steps.get(key)
+        if steps is None:
             with _COMPILED_LOCK:
-                steps = _COMPILED.get(self.signature)
+                steps = _COMPILED.get(key)
+                if steps is not None:
+                    _COMPILED.move_to_end(key)
             if steps is None:
-                steps = CompiledSteps(self.problem, self._stages, concession=True)
+                steps = CompiledSteps(self.problem, self.welfare, self._tiebreaks, partners)
                 with _COMPILED_LOCK:
-                    _COMPILED[self.signature] = steps
+                    _COMPILED[key] = steps
                     while len(_COMPILED) > COMPILED_CACHE_SIZE:
                         _COMPILED.popitem(last=False)
-            else:
-                with _COMPILED_LOCK:
-                    if self.signature in _COMPILED:
-                        _COMPILED.move_to_end(self.signature)
-            self._steps = steps
-        return self._steps
+            self._steps[key] = steps
+        return steps
 
     def _feasible(self, x: np.ndarray | None) -> bool:
         return x is not None and not check_feasibility(self.problem, x)
@@ -422,31 +617,49 @@ class Negotiator:
         self.note = note if self.note is None else self.note + "; " + note
         self.fallbacks.append(note)
 
-    def target(self, partners: np.ndarray | list[np.ndarray]) -> np.ndarray:
-        """The CNSS vector the concession rule preserves: the partner's, or with several other
-        participants the mean of their CNSS vectors (the group's position)."""
-        if isinstance(partners, np.ndarray):
-            return need_satisfaction(self.problem, partners)
-        cs = [need_satisfaction(self.problem, y) for y in partners]
-        return cs[0] if len(cs) == 1 else np.mean(np.stack(cs), axis=0)
+    def partners(self, others: Any, profiles: Any = None) -> list[tuple[Welfare, np.ndarray]]:
+        """``[(welfare, proposal)]`` of the other participants: ``others`` is one allocation, a list, or a
+        ``{name: allocation}`` mapping; ``profiles`` the matching profiles (a list, a mapping or one
+        profile; missing: modelled by :meth:`model_of` as preserving their proposal)."""
+        if isinstance(others, np.ndarray):
+            others, profiles = [others], [profiles] if isinstance(profiles, Profile) else profiles
+        if isinstance(others, dict):
+            prof = profiles if isinstance(profiles, dict) else {}
+            pairs = [(prof.get(k), y) for k, y in others.items()]
+        else:
+            prof_list = list(profiles) if isinstance(profiles, (list, tuple)) else [None] * len(others)
+            pairs = list(zip(prof_list, others))
+        out = []
+        for profile, y in pairs:
+            model = self.model_of(profile, y)
+            out.append((model if isinstance(model, Welfare) else model.welfare, y))
+        return out
 
-    def _solve(self, partner: np.ndarray | list[np.ndarray] | None, lam: float) -> np.ndarray:
-        if partner is None or lam <= 0 or (isinstance(partner, list) and not partner):
-            return self.steps.solve()
-        target = self.target(partner)
-        total = float(target.sum())
-        keep = lam * total * (1 - 1e-9) if total > 0 else None
-        key = (target.tobytes(), keep)
+    def levels(self, partners: list[tuple[Welfare, np.ndarray]], lam: float) -> np.ndarray:
+        """The concession levels: partner j gets at least ``W_j(ideal) + lam * max(0, W_j(y_j) - W_j(ideal))``
+        (its welfare at my ideal, moved ``lam`` of the way to its welfare at its own proposal ``y_j``)."""
+        ideal = self.ideal()
+        out = []
+        for wf, y in partners:
+            base = wf.value(self.problem, ideal)
+            level = base + lam * max(0.0, wf.value(self.problem, y) - base)
+            out.append(level - 1e-9 * max(1.0, abs(level)))
+        return np.array(out)
+
+    def _solve(self, partners: list[tuple[Welfare, np.ndarray]], lam: float) -> np.ndarray:
+        welfares = [wf for wf, _ in partners]
+        levels = self.levels(partners, lam)
+        key = (tuple(w.key for w in welfares), levels.tobytes())
         if key in self._memo:  # the same question as an earlier step (e.g. a final against an unchanged
-            return self._memo[key]  # partner, a decision on that same allocation): the same exact answer
+            return self._memo[key]  # partner): the same exact answer
         shared_key = (*self.signature, "step", key)
         x = SHARED.get(shared_key)   # the same question in an earlier debate of this process
         if x is not None:
             self._memo[key] = x
             return x
-        steps = self.steps
+        steps = self.steps(welfares)
         try:
-            x = steps.solve(target, keep)
+            x = steps.solve(levels)
             self._memo[key] = x
             SHARED.put(shared_key, x)
             return x
@@ -457,27 +670,32 @@ class Negotiator:
                 assert exc.partial is not None
                 return exc.partial
             first = exc
-        try:
-            reach = steps.max_keep(target)
-            relaxed = min(keep or 0.0, reach * (1 - 1e-6))
-            x = steps.solve(target, relaxed)
-            self._say(f"the concession constraint ({lam:.0%} of your proposal's need satisfaction) had no optimal "
-                      f"solution ({first}); relaxed to {relaxed / total:.4%}")
+        relaxed = lam
+        for _ in range(RELAX_HALVINGS):
+            relaxed /= 2
+            try:
+                x = steps.solve(self.levels(partners, relaxed))
+            except StepSolveFailed as exc:
+                if exc.stage > 0 and self._feasible(exc.partial):
+                    assert exc.partial is not None
+                    self._say(f"concession relaxed to {relaxed:.4%} and stage {exc.stage + 1} skipped after solver "
+                              f"failures ({first}; {exc})")
+                    return exc.partial
+                continue
+            self._say(f"the concession ({lam:.0%} of the way to what your proposals give you) had no optimal "
+                      f"solution ({first}); relaxed to {relaxed:.4%}")
             return x
-        except StepSolveFailed as exc:
-            if exc.stage > 0 and self._feasible(exc.partial):
-                assert exc.partial is not None
-                self._say(f"concession relaxed and stage {exc.stage + 1} skipped after solver failures ({first}; {exc})")
-                return exc.partial
-            return self._fallback(f"no allocation met the concession constraint ({first}; {exc})")
+        return self._fallback(f"no allocation met the concession ({first})")
 
-    def propose(self, lam: float, partner: np.ndarray | list[np.ndarray] | None) -> np.ndarray:
-        """Its proposal at concession level ``lam`` against ``partner`` (one allocation, or the list of
-        the other participants' allocations)."""
-        if partner is None or lam <= 0 or (isinstance(partner, list) and not partner):
+    def propose(self, lam: float, partners: Any = None, profiles: Any = None) -> np.ndarray:
+        """Its proposal at concession level ``lam`` against the other participants' proposals
+        (``partners``: one allocation, a list, or ``{name: allocation}``; ``profiles`` theirs, see
+        :meth:`partners`)."""
+        empty = partners is None or (not isinstance(partners, np.ndarray) and not partners)
+        if empty or lam <= 0:
             x = self.ideal()
         else:
-            x = self._solve(partner, lam)
+            x = self._solve(self.partners(partners, profiles), lam)
         if not self._feasible(x):
             x = self._fallback("the solver's allocation violated " + "; ".join(check_feasibility(self.problem, x)[:3]))
         return x
@@ -490,45 +708,105 @@ class Negotiator:
             return self.concession
         return self.concession * (s.round - 1) / (s.rounds - 1) if s.rounds > 1 else 0.0
 
+    # -- the joint: bargaining -------------------------------------------------------------------
+    def bargain_with(self, participants: dict[str, Profile | None], finals: dict[str, np.ndarray],
+                     me: str) -> Bargain:
+        """The Nash bargaining solution of ``participants`` (name -> profile; ``me`` is this negotiator)
+        over their valid ``finals`` (:func:`nash_bargain`); shared per process like every exact answer."""
+        welfares: dict[str, Welfare] = {}
+        ideals: dict[str, float] = {}
+        for name, profile in participants.items():
+            if name == me:
+                welfares[name], ideals[name] = self.welfare, self.ideal_value()
+                continue
+            model = self.model_of(profile, finals.get(name, self.ideal()))
+            if isinstance(model, Welfare):
+                welfares[name] = model
+                ideals[name] = model.value(self.problem, finals.get(name, self.ideal()))
+            else:
+                welfares[name], ideals[name] = model.welfare, model.ideal_value()
+        key = ("nash", problem_digest(self.problem), tuple((k, welfares[k].key, ideals[k]) for k in welfares),
+               tuple((k, np.ascontiguousarray(f).tobytes()) for k, f in finals.items()), BARGAIN_TOL)
+        with _BARGAINS_LOCK:
+            hit = _BARGAINS.get(key)
+        if hit is None:
+            hit = nash_bargain(self.problem, welfares, ideals, finals)
+            with _BARGAINS_LOCK:
+                _BARGAINS[key] = hit
+                while len(_BARGAINS) > SHARED_CACHE_SIZE:
+                    _BARGAINS.popitem(last=False)
+        return hit
+
+    def _joint(self) -> np.ndarray:
+        """The bargaining solution of this debate as the state describes it (falls back to its final)."""
+        s = self.state
+        me = s.name or "me"
+        finals = dict(s.finals)
+        if s.own_final is not None:
+            finals.setdefault(me, s.own_final)
+        if not finals:
+            finals[me] = self.ideal()
+        participants: dict[str, Profile | None] = {me: self.profile}
+        for k in [*s.others_profiles, *finals]:
+            if k != me and k not in participants:
+                participants[k] = s.others_profiles.get(k)
+        try:
+            self.bargain = self.bargain_with(participants, finals, me)
+        except Exception as exc:   # a solver failure: the closing still gets a valid proposal, and says why
+            self.bargain = None
+            return self._fallback(f"the bargaining solution failed ({type(exc).__name__}: {exc})")
+        x = self.bargain.allocation
+        if not self._feasible(x):
+            return self._fallback("the bargaining solution violated " + "; ".join(check_feasibility(self.problem, x)[:3]))
+        return x
+
     # -- the script ------------------------------------------------------------------------------
     def __call__(self, messages: list[dict[str, str]], params: ChatParams) -> dict[str, Any]:
         s = self.state
         self.note = None
+        self.bargain = None
         lam = self.lam()
         accept = None
-        if s.phase == "decide" and s.draft is not None:
-            mine = s.own_final if s.own_final is not None else self.ideal()
-            target = need_satisfaction(self.problem, mine)
-            kept = float(np.minimum(need_satisfaction(self.problem, s.draft), target).sum())
-            accept = kept >= self.concession * float(target.sum()) - 1e-9
-            x = s.draft if accept else self.propose(self.concession, s.draft)
-        elif s.phase == "draft" and s.own_final is not None:
-            x = s.own_final
+        if s.phase == "decide":
+            joint = self._joint()
+            if s.draft is not None and self._feasible(s.draft):
+                mine = self.welfare.value(self.problem, joint)
+                accept = self.welfare.value(self.problem, s.draft) >= mine - ACCEPT_TOL * max(1.0, abs(mine))
+            else:
+                accept = False
+            x = s.draft if accept else joint
+        elif s.phase == "draft":
+            x = self._joint()
         else:
-            x = self.propose(lam, s.others())
+            x = self.propose(lam, s.others_last or s.others(), s.others_profiles or None)
         if s.phase == "revise":
             self.revisions = getattr(self, "revisions", 0) + 1
         if s.phase != "decide" or not accept:
             self.last_valid = x
         reply: dict[str, Any] = {"allocation": allocation_to_mapping(self.problem, x),
-                                 "justification": self.justify(x, lam), "critique": self.critique()}
+                                 "justification": self.justify(x, lam, accept), "critique": self.critique()}
         if self.note:
             reply["note"] = self.note
         if s.phase == "decide":
             reply = {"accept": bool(accept), **reply}
         return reply
 
-    def justify(self, x: np.ndarray, lam: float) -> str:
+    def justify(self, x: np.ndarray, lam: float, accept: bool | None = None) -> str:
         mt = compute_metrics(self.problem, x)
         vals = (f"ESG {mt['esg']:.3f}, RMG {mt['rmg']:.3f}, Var {mt['var']:.4f}, DW-ESG {mt['dw_esg']:.4f}, "
                 f"VWCI {mt['vwci']:.3f}, Gini {mt['gini']:.3f}")
         head = {"aligned": f"As a {self.label} agent", "baseline": "As a baseline agent",
                 "adversarial": "As the adversarial research agent", "adversarial-rag": "As the adversarial-rag research agent"}
         s = self.state
-        if lam <= 0:
+        if s.phase in ("draft", "decide") and self.bargain is not None:
+            lead = ("I accept the draft: it gives me at least what the bargaining solution gives me"
+                    if accept else "I propose as the joint allocation")
+            how = f"{lead}; the bargaining solution is {self.bargain.describe()}"
+        elif lam <= 0:
             how = "I propose my ideal allocation"
         else:
-            how = f"I keep at least {lam:.0%} of the need satisfaction your last proposal gives the patients"
+            how = (f"I give every other participant at least {lam:.0%} of the way from what my ideal gives it to "
+                   "what its own last proposal gives it, by its own objective")
         if self.note:
             how += f" (solver note: {self.note})"
         worst = int(np.argmin(mt["cnss"]))

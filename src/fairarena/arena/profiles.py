@@ -4,7 +4,9 @@
   documents (top-k chunks quoted in the prompt); without the ``rag`` extra it falls back to the
   framework statement in the system prompt and the transcript says so.
 * ``baseline`` — no framework, no retrieval; only instructions to produce feasible allocations.
-* ``adversarial`` — biased instructions (see :mod:`fairarena.arena.research_adversarial`).
+* ``adversarial`` — biased instructions (see :mod:`fairarena.arena.research_adversarial`); the scripted
+  adversary's form as ``adversarial:exclude`` or ``adversarial:deprioritise[=STRENGTH]`` (default
+  ``deprioritise`` at strength 1; the form changes the scripted negotiator only, not the prompt).
 * ``adversarial-rag`` — a neutral prompt, but biased documents injected into its retrieval.
 """
 
@@ -63,9 +65,12 @@ COMMON_RULES = (
 class Profile:
     kind: str
     framework: str | None = None
+    variant: str | None = None     # the scripted adversary's form (``exclude``, ``deprioritise[=S]``)
 
     @property
     def name(self) -> str:
+        if self.variant:
+            return f"{self.kind}:{self.variant}"
         return f"{self.kind}:{self.framework}" if self.framework else self.kind
 
     @property
@@ -100,7 +105,8 @@ class Profile:
 
 
 def parse_agent(spec: str) -> Profile:
-    """``aligned:<framework>``, ``baseline``, ``adversarial`` or ``adversarial-rag``."""
+    """``aligned:<framework>``, ``baseline``, ``adversarial[:exclude|:deprioritise[=S]]`` or ``adversarial-rag``
+    (a strength ``S`` outside (0, 1] or an unknown form: InputError naming the spec)."""
     if not isinstance(spec, str) or not spec:
         raise InputError("agent", spec, f"one of aligned:<{'|'.join(FRAMEWORKS)}>, baseline, adversarial, adversarial-rag")
     kind, sep, fw = spec.partition(":")
@@ -110,4 +116,8 @@ def parse_agent(spec: str) -> Profile:
         return Profile("aligned", fw)
     if kind in ("baseline", "adversarial", "adversarial-rag") and not sep:
         return Profile(kind)
+    if kind == "adversarial" and fw:
+        from fairarena.arena.research_adversarial import adversary_options
+        mode, strength = adversary_options(fw)
+        return Profile(kind, variant=mode if "=" not in fw else f"{mode}={strength:g}")
     raise InputError("agent", spec, f"one of aligned:<{'|'.join(FRAMEWORKS)}>, baseline, adversarial, adversarial-rag")

@@ -284,14 +284,19 @@ class Debate:
         return msgs + [{"role": "user", "content": "Your previous reply is not repeated here (context limit). " + feedback}]
 
     def _brief(self, negotiator: Negotiator, name: str, phase: str, t: int, draft: np.ndarray | None) -> None:
-        """Tell a scripted negotiator what it may know: the others' latest valid proposals and violations."""
+        """Tell a scripted negotiator what it may know: the others' profiles, their latest valid proposals
+        and violations, and every valid final."""
         others = self.others(name)
         valid = {o: s.allocation for o in others if (s := self.last_valid(o)) is not None}
         violations = {o: list(s.proposal.violations) for o in others if (s := self.last(o)) is not None}
-        own_final = next((s.allocation for tt, ph, who, s in reversed(self.history)
-                          if who == name and ph == "final" and s.proposal.valid), None)
+        finals = {who: s.allocation for _, ph, who, s in self.history
+                  if ph == "final" and s.proposal.valid and s.allocation is not None}
+        own_final = finals.get(name)
         st = negotiator.state
         st.phase, st.round, st.rounds = phase, t, self.config.rounds
+        st.name = name
+        st.others_profiles = {o: self.agents[o].profile for o in others}   # common knowledge of types
+        st.finals = finals
         st.others_last = valid
         st.others_violations = violations
         st.partner_last = valid.get(others[0]) if len(others) == 1 else None
