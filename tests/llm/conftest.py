@@ -7,7 +7,8 @@ send any JSON object as the completion (``completion``), and echo the presented 
 answer after a fixed ``delay`` while counting the calls in flight (``max_in_flight``), send the headers
 and part of a 200 body and then close the connection (``partial``: how many such replies), echo the key
 inside a normal 200 completion (``echo_key_in_reply``), report a chosen ``usage.prompt_tokens``
-(``prompt_tokens``: a server that cut the prompt) and llama.cpp's ``timings`` (``timings``).
+(``prompt_tokens``: a server that cut the prompt) and llama.cpp's ``timings`` (``timings``), and refuse
+request fields it does not know with a 400 (``reject_fields``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.reject_response_formats: set[str] = set()
+        self.reject_fields: set[str] = set()  # request fields answered with a 400 (a server that refuses unknown ones)
         self.retry_after: str | None = None
         self.reply = FakeOpenAIServer.REPLY
         self.hang: float = 0.0
@@ -92,6 +94,10 @@ class FakeOpenAIServer:
                         except OSError:  # the client gave up
                             return
                     return
+                refused = sorted(srv.reject_fields & set(body))
+                if refused:
+                    return self._send(400, {"error": {"message": f"Unrecognized request argument supplied: "
+                                                                 f"{refused[0]}"}})
                 rf = (body.get("response_format") or {}).get("type")
                 if rf in srv.reject_response_formats:
                     return self._send(400, {"error": {"message": f"response_format {rf} unsupported"}})
@@ -110,8 +116,11 @@ class FakeOpenAIServer:
                     if srv.echo_key_in_reply:
                         key = self.headers.get("Authorization", "").removeprefix("Bearer ")
                         content = content.replace("ECHO", f"{key} (Authorization: Bearer {key})")
-                    usage: dict[str, Any] = {"prompt_tokens": 11 if srv.prompt_tokens is None else srv.prompt_tokens,
-                                             "completion_tokens": 7}
+                    # by default a count like a tokenizer's (about 4 characters a token, at least 11), so the
+                    # client's check for a silently cut prompt does not fire
+                    chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
+                    usage: dict[str, Any] = {"prompt_tokens": max(11, chars // 4 + 1) if srv.prompt_tokens is None
+                                             else srv.prompt_tokens, "completion_tokens": 7}
                     usage["total_tokens"] = usage["prompt_tokens"] + 7
                     obj = {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
                            "choices": [{"index": 0, "finish_reason": "stop",

@@ -85,7 +85,7 @@ def test_odd_but_usable_completion_fields_are_tolerated(fake_server):
 def test_parse_completion_pins_the_good_case():
     body = json.dumps({"choices": [{"message": {"content": "hi"}, "finish_reason": "stop"}],
                        "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
-    assert parse_completion(body, "application/json") == ("hi", "stop", (3, 1))
+    assert parse_completion(body, "application/json") == ("hi", "stop", (3, 1, None))
 
 
 def test_html_error_pages_become_one_line(fake_server):

@@ -85,3 +85,85 @@ def test_tourism_run_against_an_unreachable_model_exits_non_zero(tmp_path):
              "--rounds", "1")
     assert p.returncode == 2, p.stdout + p.stderr
     assert "debate failed" in p.stderr and "127.0.0.1:9" in p.stderr and "Traceback" not in p.stderr
+
+
+# ----------------------------------------------------------------------------- silent truncation (Ollama's num_ctx)
+LONG = [{"role": "system", "content": "You allocate scarce ICU resources. " * 40},
+        {"role": "user", "content": "| P1 | 62 | 0.40 |\n" * 120}]
+
+
+def _model(srv, opts: str = ""):
+    from fairarena.llm import build_model
+    from fairarena.llm.wrappers import RetryingModel
+
+    m = build_model(f"openai:m@{srv.base_url}{opts}")
+    m.find(RetryingModel)._sleep = lambda d: None
+    return m
+
+
+def test_a_prompt_the_server_cut_fails_the_call_naming_num_ctx(fake_server):
+    from fairarena.llm import PromptTruncatedError, estimate_prompt_tokens
+
+    sent = estimate_prompt_tokens(LONG)
+    fake_server.prompt_tokens = 2048 if sent > 4000 else sent // 3   # what Ollama reports after cutting the start
+    m = _model(fake_server)
+    with pytest.raises(PromptTruncatedError, match=r"counted \d+ prompt tokens where about \d+ were sent.*num_ctx"):
+        m.chat(LONG)
+    assert len(fake_server.requests) == 1     # not retried: the same prompt would be cut again
+
+
+def test_a_full_count_passes_and_the_check_can_be_turned_off(fake_server):
+    from fairarena.llm import estimate_prompt_tokens
+
+    sent = estimate_prompt_tokens(LONG)
+    for reported in (sent, int(0.65 * sent), int(1.4 * sent), 0):   # tokenizer differences; 0 = not reported
+        fake_server.prompt_tokens = reported
+        assert _model(fake_server).chat(LONG).usage.prompt_tokens == reported
+    fake_server.prompt_tokens = 11                # a short prompt is not judged
+    assert _model(fake_server).chat([{"role": "user", "content": "hi"}]).text
+    fake_server.prompt_tokens = sent // 10
+    assert _model(fake_server, "?truncation_ratio=0").chat(LONG).usage.prompt_tokens == sent // 10
+
+
+def test_a_debate_on_a_cutting_server_fails_with_the_setting_named(fake_server, tmp_path):
+    from fairarena.arena import DebateConfig, build_agent, run_debate
+    from fairarena.triage import sample_cohort
+
+    fake_server.prompt_tokens = 100           # every prompt of the debate is several hundred tokens
+    cohort = sample_cohort(0, "standard")
+    spec = f"openai:m@{fake_server.base_url}"
+    res = run_debate(cohort, build_agent("A", "aligned:care", spec, cohort, rag="off"),
+                     build_agent("B", "baseline", spec, cohort, rag="off"), DebateConfig(rounds=1))
+    assert res.status == "failed" and "counted 100 prompt tokens where about" in res.error and "num_ctx" in res.error
+
+
+# ----------------------------------------------------------------------------- prefix reuse (cache_prompt)
+def test_cache_prompt_is_sent_and_the_reused_share_is_accounted(fake_server):
+    fake_server.timings = {"cache_n": 9, "prompt_n": 2}     # llama.cpp's server: 9 of 11 prompt tokens reused
+    m = _model(fake_server)
+    r = m.chat([{"role": "user", "content": "hi"}])
+    assert fake_server.requests[-1]["cache_prompt"] is True
+    assert r.usage.cached_tokens == 9 and r.usage.prompt_tokens == 11
+    fake_server.timings = None
+    fake_server.completion = {"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
+                              "usage": {"prompt_tokens": 40, "completion_tokens": 1,
+                                        "prompt_tokens_details": {"cached_tokens": 32}}}   # OpenAI, vLLM
+    assert m.chat([{"role": "user", "content": "again"}]).usage.cached_tokens == 32
+    assert m.totals.summary()["cached_prompt_tokens"] == 41 and m.totals.summary()["prompt_reuse"] == round(41 / 51, 4)
+    fake_server.completion = None
+    assert _model(fake_server).chat([{"role": "user", "content": "x"}]).usage.cached_tokens is None  # not reported
+    assert "prompt_reuse" not in _model(fake_server).totals.summary()
+
+
+def test_cache_prompt_off_for_openai_and_on_request_and_dropped_when_refused(fake_server):
+    from fairarena.llm.openai_backend import OpenAIChatModel
+
+    assert not OpenAIChatModel("gpt-4o-mini", "https://api.openai.com/v1").cache_prompt
+    assert OpenAIChatModel("gpt-4o-mini", "https://api.openai.com/v1", cache_prompt="on").cache_prompt
+    _model(fake_server, "?cache_prompt=off").chat([{"role": "user", "content": "hi"}])
+    assert "cache_prompt" not in fake_server.requests[-1]
+    fake_server.reject_fields = {"cache_prompt"}    # a server that refuses fields it does not know
+    m = _model(fake_server)
+    assert m.chat([{"role": "user", "content": "hi"}]).text and m.chat([{"role": "user", "content": "ho"}]).text
+    sent = [("cache_prompt" in r) for r in fake_server.requests[-3:]]
+    assert sent == [True, False, False]             # refused once, then never sent again

@@ -245,6 +245,8 @@ class Debate:
             usage = {"prompt_tokens": resp.usage.prompt_tokens, "completion_tokens": resp.usage.completion_tokens,
                      "estimated": resp.usage.estimated, "attempts": resp.attempts, "json_mode": resp.json_mode,
                      "finish_reason": resp.finish_reason}
+            if resp.usage.cached_tokens is not None:   # the server's prefix-cache reuse, when it reports it
+                usage["cached_tokens"] = resp.usage.cached_tokens
             raw, raw_chars = _cap(text, cfg.reply_chars)
             record = parsed.to_dict()
             for k in ("justification", "critique"):

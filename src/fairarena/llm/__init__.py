@@ -25,6 +25,7 @@ _LAZY = {
     "ContextOverflowError": "fairarena.llm.base",
     "MalformedResponseError": "fairarena.llm.base",
     "TruncatedResponseError": "fairarena.llm.base",
+    "PromptTruncatedError": "fairarena.llm.base",
     "context_window": "fairarena.llm.base",
     "count_tokens": "fairarena.llm.base",
     "estimate_prompt_tokens": "fairarena.llm.base",
@@ -59,7 +60,7 @@ _LAZY = {
 __all__ = [
     "BACKENDS", "BudgetExceededError", "BudgetedModel", "CacheMissError", "CachedModel", "ChatModel", "ChatParams",
     "ChatResponse", "ContextOverflowError", "LLMError", "LimitedModel", "MalformedResponseError", "Message",
-    "ModelSpec", "ResponseCache", "RetriesExhaustedError", "RetryingModel", "SCRIPTS", "ScriptedChatModel",
+    "ModelSpec", "PromptTruncatedError", "ResponseCache", "RetriesExhaustedError", "RetryingModel", "SCRIPTS", "ScriptedChatModel",
     "ServerLimit", "ServerUnavailableError", "TransientLLMError", "TruncatedResponseError", "Usage", "UsageMeter",
     "backends", "build_model", "cache_key", "context_window", "count_tokens", "estimate_prompt_tokens",
     "max_prompt_tokens", "parse_model_spec", "redact", "redact_obj", "register_backend", "register_script",

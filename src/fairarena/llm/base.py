@@ -98,6 +98,11 @@ class ContextOverflowError(LLMError):
                          f"{max(0, context_window - max_tokens)} tokens or lower max_tokens")
 
 
+class PromptTruncatedError(LLMError):
+    """The server counted far fewer prompt tokens than were sent: it cut the prompt to fit a smaller
+    context window than the spec's (Ollama's ``num_ctx``). Not retried: the same prompt is cut again."""
+
+
 class BudgetExceededError(LLMError):
     """The call or token budget of a model is spent."""
 
@@ -111,6 +116,9 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False  # True when the backend reports no counts and we estimated them
+    # prompt tokens the server reused from its prefix cache, when it says (OpenAI's and vLLM's
+    # usage.prompt_tokens_details.cached_tokens, llama.cpp's timings.cache_n); None: not reported
+    cached_tokens: int | None = None
 
     @property
     def total_tokens(self) -> int:

@@ -32,11 +32,11 @@ import time
 from typing import Any, Mapping, Sequence
 
 from fairarena.llm.base import (
-    ChatResponse, ContextMixin, LLMError, MalformedResponseError, Message, ServerUnavailableError,
-    TransientLLMError, TruncatedResponseError, Usage, estimate_tokens, remaining_time, schema_instruction,
-    validate_messages, validate_params,
+    ChatResponse, ContextMixin, LLMError, MalformedResponseError, Message, PromptTruncatedError,
+    ServerUnavailableError, TransientLLMError, TruncatedResponseError, Usage, estimate_prompt_tokens,
+    estimate_tokens, remaining_time, schema_instruction, validate_messages, validate_params,
 )
-from fairarena.llm.options import seconds, tokens
+from fairarena.llm.options import fraction, seconds, switch, tokens
 from fairarena.llm.redaction import redact, register_secret
 
 API_KEY_ENV = ("FAIRARENA_API_KEY", "OPENAI_API_KEY")
@@ -45,6 +45,8 @@ DEFAULT_TIMEOUT = 120.0         # seconds without the next bytes of an answer
 DEFAULT_CONNECT_TIMEOUT = 10.0  # seconds to open the connection
 DEFAULT_TOTAL_TIMEOUT = 300.0   # seconds for one call over all retries and back-off
 DEFAULT_CONTEXT_WINDOW = 8192   # tokens, when the spec names none (Ollama's and llama.cpp's servers run smaller by default)
+DEFAULT_TRUNCATION_RATIO = 0.6  # a server count below this share of the client's estimate: the prompt was cut
+TRUNCATION_CHECK_MIN_TOKENS = 256  # shorter prompts are not judged (chat-template overheads dominate them)
 _JSON_MODES = ("json_schema", "json_object", "prompt")
 
 
@@ -61,13 +63,20 @@ class OpenAIChatModel(ContextMixin):
 
     def __init__(self, model: str, base_url: str | None = None, *, timeout: float = DEFAULT_TIMEOUT,
                  connect_timeout: float = DEFAULT_CONNECT_TIMEOUT, api_key_env: str | None = None,
-                 context_window: int | None = DEFAULT_CONTEXT_WINDOW) -> None:
+                 context_window: int | None = DEFAULT_CONTEXT_WINDOW, cache_prompt: str = "auto",
+                 truncation_ratio: float = DEFAULT_TRUNCATION_RATIO) -> None:
         self.model = model
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         self.timeout = seconds("timeout", timeout)
         self.connect_timeout = seconds("connect_timeout", connect_timeout)
         self.context_window = tokens("context_window", context_window) if context_window is not None else None
         self._api_key_env = api_key_env
+        # llama.cpp's server reuses the KV cache of a prompt's shared prefix when asked (cache_prompt);
+        # other servers ignore the field, OpenAI's own API refuses unknown fields (and caches by itself)
+        reuse = switch("cache_prompt", cache_prompt)
+        self.cache_prompt = reuse == "on" or (reuse == "auto"
+                                              and not self.base_url.split("://", 1)[-1].startswith("api.openai.com"))
+        self.truncation_ratio = fraction("truncation_ratio", truncation_ratio)
         self._client: Any = None
         self._json_mode_index = 0
 
@@ -107,6 +116,8 @@ class OpenAIChatModel(ContextMixin):
                                       "temperature": params.temperature, "max_tokens": params.max_tokens}
             if params.seed is not None:
                 kwargs["seed"] = params.seed
+            if self.cache_prompt:
+                kwargs["extra_body"] = {"cache_prompt": True}
             if mode == "json_schema":
                 kwargs["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": "reply", "schema": dict(params.schema or {}), "strict": False}}
@@ -125,6 +136,10 @@ class OpenAIChatModel(ContextMixin):
                     content_type = raw.headers.get("content-type", "")
                     content = self._read_body(raw, t0)
             except openai.OpenAIError as exc:
+                if self.cache_prompt and isinstance(exc, (openai.BadRequestError, openai.UnprocessableEntityError)) \
+                        and "cache_prompt" in _raw_text(exc):
+                    self.cache_prompt = False  # a server that refuses the field: send it no more
+                    continue
                 failure = self._translate(exc, mode, timeouts)
                 if failure is None:  # the server does not support this response_format: degrade
                     self._json_mode_index += 1
@@ -137,12 +152,33 @@ class OpenAIChatModel(ContextMixin):
 
         text, finish_reason, u = parse_completion(content, content_type, self.base_url)
         if u is not None:
-            usage = Usage(*u)
+            usage = Usage(u[0], u[1], cached_tokens=u[2])
+            self._check_truncation(kwargs["messages"], u[0])
         else:
             usage = Usage(sum(estimate_tokens(m["content"]) for m in kwargs["messages"]), estimate_tokens(text),
                           estimated=True)
         return ChatResponse(text=text, backend=self.backend, model=self.model, usage=usage, latency_s=latency,
                             finish_reason=finish_reason, json_mode=mode)
+
+    def _check_truncation(self, messages: list[dict[str, str]], reported: int) -> None:
+        """Fail the call when the server's prompt count is far below the client's (a silent cut).
+
+        The client's count is :func:`~fairarena.llm.base.estimate_prompt_tokens`, which over-counts prose
+        by about 12 % and under-counts digits and JSON; a server count below ``truncation_ratio`` (0.6) of it
+        is not a tokenizer difference. A count of 0 is not judged (some servers report only the tokens they
+        had to evaluate, none when the whole prompt was cached), nor a prompt under 256 estimated tokens.
+        """
+        if self.truncation_ratio <= 0 or reported <= 0:
+            return
+        sent = estimate_prompt_tokens(messages)
+        if sent >= TRUNCATION_CHECK_MIN_TOKENS and reported < self.truncation_ratio * sent:
+            window = f"{self.context_window}" if self.context_window is not None else "the prompt's size"
+            raise PromptTruncatedError(
+                f"{self.base_url} counted {reported} prompt tokens where about {sent} were sent: the server cut the "
+                f"prompt to a smaller context window than this spec's {window} (Ollama: set num_ctx, e.g. "
+                f"OLLAMA_CONTEXT_LENGTH={window} or PARAMETER num_ctx in the Modelfile; llama.cpp: --ctx-size is "
+                f"shared by --parallel slots); or give the spec the server's window with ?context_window=N "
+                f"(?truncation_ratio=0 turns this check off)")
 
     def _read_body(self, raw: Any, t0: float) -> bytes:
         """The whole body. A reply cut off mid-body (the server sent its headers and part of the body,
@@ -213,8 +249,11 @@ def _snippet(content: bytes, n: int = 60) -> str:
 
 
 def parse_completion(content: bytes, content_type: str = "", base_url: str = "the server"
-                     ) -> tuple[str, str | None, tuple[int, int] | None]:
-    """``(text, finish_reason, (prompt_tokens, completion_tokens) or None)`` from a chat-completion body.
+                     ) -> tuple[str, str | None, tuple[int, int, int | None] | None]:
+    """``(text, finish_reason, (prompt_tokens, completion_tokens, cached_tokens) or None)`` from a
+    chat-completion body; ``cached_tokens`` (None when not reported) is the prompt prefix the server
+    reused: ``usage.prompt_tokens_details.cached_tokens`` (OpenAI, vLLM, newer llama.cpp), else
+    llama.cpp's ``timings.cache_n``.
 
     Raises :class:`TruncatedResponseError` (retried) for an empty or cut-off body and a completion without
     choices, :class:`MalformedResponseError` for anything else that is not a usable completion.
@@ -265,8 +304,22 @@ def parse_completion(content: bytes, content_type: str = "", base_url: str = "th
         p, c = u.get("prompt_tokens"), u.get("completion_tokens")
         if (isinstance(p, int) and isinstance(c, int) and not isinstance(p, bool) and not isinstance(c, bool)
                 and p >= 0 and c >= 0):
-            usage = (p, c)
+            usage = (p, c, _cached_tokens(obj, u))
     return text, finish, usage
+
+
+def _count(v: Any) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else None
+
+
+def _cached_tokens(obj: dict[str, Any], usage: dict[str, Any]) -> int | None:
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and _count(details.get("cached_tokens")) is not None:
+        return _count(details.get("cached_tokens"))
+    timings = obj.get("timings")
+    if isinstance(timings, dict):
+        return _count(timings.get("cache_n"))
+    return None
 
 
 def refused(exc: BaseException) -> bool:

@@ -50,6 +50,29 @@ def count(name: str, raw: Any) -> int:
     return v
 
 
+def fraction(name: str, raw: Any) -> float:
+    """A number from 0 to 1."""
+    try:
+        v = float(raw)
+    except (TypeError, ValueError):
+        raise InputError(name, raw, "a number from 0 to 1") from None
+    if not 0.0 <= v <= 1.0:
+        raise InputError(name, raw, "a number from 0 to 1")
+    return v
+
+
+SWITCH = ("auto", "on", "off")
+
+
+def switch(name: str, raw: Any) -> str:
+    """``auto``, ``on`` or ``off`` (also true/false, 1/0, yes/no)."""
+    v = str(raw).strip().lower()
+    v = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}.get(v, v)
+    if v not in SWITCH:
+        raise InputError(name, raw, "auto, on or off")
+    return v
+
+
 @dataclass(frozen=True)
 class Option:
     convert: Callable[[str, Any], Any]

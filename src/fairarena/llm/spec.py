@@ -34,7 +34,7 @@ from fairarena.errors import InputError
 from fairarena.llm import llamacpp_backend as lc  # light: llama_cpp itself is imported on first use
 from fairarena.llm import openai_backend as oa  # light: openai itself is imported on first use
 from fairarena.llm.base import ChatModel, context_window, count_tokens, max_prompt_tokens
-from fairarena.llm.options import Option, count, parse_options, seconds, tokens
+from fairarena.llm.options import Option, count, fraction, parse_options, seconds, switch, tokens
 from fairarena.registry import Registry
 
 
@@ -164,17 +164,24 @@ OPENAI_OPTIONS = {
     "connect_timeout": Option(seconds, "seconds to open the connection", oa.DEFAULT_CONNECT_TIMEOUT),
     "total_timeout": Option(seconds, "seconds for one call over all retries and back-off", oa.DEFAULT_TOTAL_TIMEOUT),
     "context_window": Option(tokens, "the served model's context window in tokens", oa.DEFAULT_CONTEXT_WINDOW),
+    "cache_prompt": Option(switch, "send llama.cpp's cache_prompt (prefix reuse): auto = on except for "
+                                   "api.openai.com", "auto"),
+    "truncation_ratio": Option(fraction, "fail a call whose server prompt count is below this share of the "
+                                         "client's estimate (a silently cut prompt); 0 = off",
+                               oa.DEFAULT_TRUNCATION_RATIO),
 }
 
 
 @register_backend("openai", description="any OpenAI-compatible endpoint via the official client", extra="llm",
                   parse=_parse_openai, options=OPENAI_OPTIONS,
                   form="openai:MODEL[@http(s)://HOST:PORT/v1]"
-                       "[?timeout=S&connect_timeout=S&total_timeout=S&context_window=N]")
+                       "[?timeout=S&connect_timeout=S&total_timeout=S&context_window=N&cache_prompt=auto|on|off"
+                       "&truncation_ratio=R]")
 def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.openai_backend import OpenAIChatModel
     return OpenAIChatModel(spec.model, spec.base_url, timeout=opts["timeout"], connect_timeout=opts["connect_timeout"],
-                           context_window=opts["context_window"])
+                           context_window=opts["context_window"], cache_prompt=opts["cache_prompt"],
+                           truncation_ratio=opts["truncation_ratio"])
 
 
 def _parse_llamacpp(rest: str, spec: str) -> ModelSpec:

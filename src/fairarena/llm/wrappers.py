@@ -430,6 +430,8 @@ class UsageTotals:
     latency_s: float = 0.0
     attempts: int = 0
     records: list[dict[str, Any]] = field(default_factory=list)
+    cached_prompt_tokens: int = 0   # prompt tokens the server reused from its prefix cache ...
+    reuse_reported_tokens: int = 0  # ... out of the prompt tokens of the calls whose server reports it
 
     @property
     def tokens_per_s(self) -> float:
@@ -442,7 +444,10 @@ class UsageTotals:
         return {"calls": self.calls, "cached_calls": self.cached_calls, "failed_calls": self.failed_calls,
                 "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
                 "latency_s": round(self.latency_s, 6), "attempts": self.attempts,
-                "completion_tokens_per_s": round(self.tokens_per_s, 3)}
+                "completion_tokens_per_s": round(self.tokens_per_s, 3),
+                **({"cached_prompt_tokens": self.cached_prompt_tokens,
+                    "prompt_reuse": round(self.cached_prompt_tokens / self.reuse_reported_tokens, 4)}
+                   if self.reuse_reported_tokens else {})}
 
 
 class UsageMeter(_Wrapper):
@@ -474,6 +479,9 @@ class UsageMeter(_Wrapper):
                 t.prompt_tokens += resp.usage.prompt_tokens
                 t.completion_tokens += resp.usage.completion_tokens
                 t.latency_s += wall
+                if resp.usage.cached_tokens is not None:
+                    t.cached_prompt_tokens += resp.usage.cached_tokens
+                    t.reuse_reported_tokens += resp.usage.prompt_tokens
             t.records.append({"ok": True, "cached": resp.cached, "prompt_tokens": resp.usage.prompt_tokens,
                               "completion_tokens": resp.usage.completion_tokens,
                               "latency_s": wall if not resp.cached else resp.latency_s})
