@@ -128,16 +128,16 @@ def test_stats_json_tables_and_report_carry_the_new_analyses(sampled_study, tmp_
     assert "Effects against noise" in page and "Transcript analyses" in page and "Copy rates" in page
 
 
-def test_the_bias_table_puts_the_scripted_openings_at_their_own_framework(sampled_study):
+def test_the_bias_table_puts_the_scripted_utilitarian_opening_at_its_own_framework(sampled_study):
     from fairarena.experiments.study_analysis import analyse_study
 
     conf = analyse_study(sampled_study, n_resamples=200, bias=True).extras["bias_confusion"]
     rows = {r["proposer"]: r for r in conf["tables"]["r1"]}
-    for fw in ("utilitarian", "egalitarian"):                         # the negotiator opens at its optimum ...
-        row = rows[f"aligned:{fw}"]
-        assert row["n"] == 2 * 2 * 2 and row["counts"][fw] == max(row["counts"].values())
-    assert rows["aligned:utilitarian"]["counts"]["utilitarian"] == 8  # ... shared where optima coincide (egalitarian
-    assert sum(rows["aligned:egalitarian"]["counts"].values()) == pytest.approx(8)   # and rawlsian on these cohorts)
+    util = rows["aligned:utilitarian"]                                 # its opening is the ESG optimum itself
+    assert util["n"] == 2 * 2 * 2 and util["counts"]["utilitarian"] == 8
+    # the egalitarian negotiator opens at its own welfare's maximiser (docs/arena.md), not necessarily the
+    # Gini optimum; every proposal is counted once, ties shared
+    assert sum(rows["aligned:egalitarian"]["counts"].values()) == pytest.approx(8)
     assert (sampled_study / "optima.json").is_file()
 
 
