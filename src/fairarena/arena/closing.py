@@ -25,7 +25,7 @@ import numpy as np
 from fairarena.aggregation.repair import mean_repair as _aggregation_mean_repair
 from fairarena.aggregation.repair import repair_to_feasible  # noqa: F401  (the one repair; re-exported)
 from fairarena.allocation.problem import AllocationProblem
-from fairarena.arena.prompts import compact_allocation, escape
+from fairarena.arena.prompts import draft_text, escape
 from fairarena.arena.step import Step
 from fairarena.errors import InputError
 from fairarena.registry import Registry
@@ -143,9 +143,7 @@ def joint_draft(ctx: ClosingContext) -> Decision:
     notes: list[str] = []
     steps = [{"agent": drafter, "phase": "draft", "valid": bool(cur_valid), "justification": cur_just}]
     for name in ctx.names[1:]:
-        shown = "The draft is valid." if cur_valid else f"The draft is INVALID: {'; '.join(cur_viol[:5])}."
-        extra = (f"Draft by agent {cur_by}: allocation {compact_allocation(cur_map)}\n{escape(shown)}\n"
-                 f"Justification: {escape(cur_just)}")
+        extra = draft_text(cur_by, cur_map, cur_valid, cur_viol, cur_just)   # quoted bounded, single-line
         p = ctx.ask(name, "decide", extra=extra, draft=cur if cur_valid else None).proposal
         steps.append({"agent": name, "phase": "decide", "accept": p.accept is True, "valid": bool(p.valid),
                       "justification": p.justification})

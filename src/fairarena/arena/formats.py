@@ -77,7 +77,7 @@ def _entry(entry: Any) -> tuple[str | None, Any, str | None]:
     if isinstance(entry, Mapping) and ("id" in entry or "patient" in entry):
         pid = entry.get("id", entry.get("patient"))
         return str(pid).strip(), entry.get("amount"), None
-    return None, None, f"{json.dumps(entry, default=str)[:60]} is neither a patient id nor an [id, amount] pair"
+    return None, None, f"{parsing.shown(json.dumps(entry, default=str), 60)} is neither a patient id nor an [id, amount] pair"
 
 
 def realise_priorities(problem: AllocationProblem, priorities: Any
@@ -94,7 +94,7 @@ def realise_priorities(problem: AllocationProblem, priorities: Any
     for key, items in priorities.items():
         r = rlower.get(str(key).strip().lower())
         if r is None:
-            violations.append(f"unknown resource {key!s} (resources are {', '.join(problem.resources)})")
+            violations.append(f"unknown resource {parsing.shown(key)} (resources are {', '.join(problem.resources)})")
             continue
         res = problem.resources[r]
         if r in done:
@@ -115,12 +115,12 @@ def realise_priorities(problem: AllocationProblem, priorities: Any
                 continue
             assert pid is not None
             if pid not in pindex:
-                violations.append(f"unknown patient {pid} in the {res} list (patients are {', '.join(problem.ids)})")
+                violations.append(f"unknown patient {parsing.shown(pid)} in the {res} list (patients are {', '.join(problem.ids)})")
                 continue
             if amount is not None:
                 v = parsing.number(amount)
                 if v is None or not math.isfinite(v) or v < 0:
-                    violations.append(f"{res} amount for {pid} is {amount!r}, not a non-negative number")
+                    violations.append(f"{res} amount for {pid} is {parsing.shown(repr(amount))}, not a non-negative number")
                     continue
                 amount = v
             if pid in seen:

@@ -20,6 +20,15 @@ from typing import Any, Mapping
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, check_feasibility
+from fairarena.arena.prompts import excerpt
+
+SHOWN_CHARS = 40  # what a violation quotes of a key or value the model wrote (one line, cut)
+
+
+def shown(value: Any, n: int = SHOWN_CHARS) -> str:
+    """A key or value the model wrote, as a violation quotes it: one line, at most ``n`` characters (an
+    unknown id can be megabytes long or hold line breaks; the violation must stay one short line)."""
+    return excerpt(value, n)
 
 # The published schema (generic form). ``proposal_schema(problem)`` specialises it to one cohort.
 PROPOSAL_SCHEMA: dict[str, Any] = {
@@ -214,7 +223,7 @@ def validate_mapping(problem: AllocationProblem, mapping: Any) -> tuple[np.ndarr
     problems: list[str] = []
     for pid, row in mapping.items():
         if str(pid) not in pindex:
-            problems.append(f"unknown patient {pid!s} (patients are {', '.join(problem.ids)})")
+            problems.append(f"unknown patient {shown(pid)} (patients are {', '.join(problem.ids)})")
             continue
         if not isinstance(row, Mapping):
             problems.append(f"allocation for {pid} is not an object {{RESOURCE: amount}}")
@@ -222,11 +231,11 @@ def validate_mapping(problem: AllocationProblem, mapping: Any) -> tuple[np.ndarr
         for res, amount in row.items():
             name = rlower.get(str(res).lower())
             if name is None:
-                problems.append(f"unknown resource {res!s} for {pid} (resources are {', '.join(problem.resources)})")
+                problems.append(f"unknown resource {shown(res)} for {pid} (resources are {', '.join(problem.resources)})")
                 continue
             v = _number(amount)
             if v is None or not math.isfinite(v):
-                problems.append(f"{name} for {pid} is {amount!r}, not a finite number")
+                problems.append(f"{name} for {pid} is {shown(repr(amount))}, not a finite number")
                 continue
             x[pindex[str(pid)], rindex[name]] = v
     problems += check_feasibility(problem, x)  # negatives, fractional indivisible, capacity overshoot

@@ -21,7 +21,7 @@ from typing import Any
 
 from fairarena.arena.domain import TRIAGE, Domain
 from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateFailed, check_agents
-from fairarena.arena.transcript import SCHEMA_VERSION, Closing, TranscriptWriter, Turn
+from fairarena.arena.transcript import SCHEMA_VERSION, Closing, TranscriptWriter, Turn, prompt_reuse
 from fairarena.errors import InputError
 
 
@@ -56,11 +56,15 @@ def _usage(turns: list[Turn], name: str) -> dict[str, Any]:
     live = [t for t in mine if not t.cached and t.raw is not None]
     comp = sum(int(t.usage.get("completion_tokens", 0)) for t in live)
     lat = sum(t.latency_s for t in live)
-    return {"calls": len(mine), "cached_calls": sum(t.cached for t in mine),
-            "repair_turns": sum(1 for t in mine if t.attempt > 0),
-            "prompt_tokens": sum(int(t.usage.get("prompt_tokens", 0)) for t in live), "completion_tokens": comp,
-            "model_latency_s": round(lat, 6), "completion_tokens_per_s": round(comp / lat, 3) if lat > 0 else None,
-            "budgeted_prompts": sum(1 for t in mine if t.budget)}
+    out = {"calls": len(mine), "cached_calls": sum(t.cached for t in mine),
+           "repair_turns": sum(1 for t in mine if t.attempt > 0),
+           "prompt_tokens": sum(int(t.usage.get("prompt_tokens", 0)) for t in live), "completion_tokens": comp,
+           "model_latency_s": round(lat, 6), "completion_tokens_per_s": round(comp / lat, 3) if lat > 0 else None,
+           "budgeted_prompts": sum(1 for t in mine if t.budget)}
+    reuse = prompt_reuse(mine)
+    if reuse["server"] is not None:   # the server said how much of the prompts it reused from its prefix cache
+        out["cached_prompt_tokens"], out["prompt_reuse"] = reuse["server_cached_tokens"], reuse["server"]
+    return out
 
 
 def _split_args(args: tuple[Any, ...], config: DebateConfig | None) -> tuple[list[Agent], DebateConfig]:

@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterator
+from typing import IO, Any, Iterable, Iterator
 
 from fairarena.errors import InputError
 from fairarena.fsutil import json_default
@@ -92,6 +92,66 @@ class TranscriptWriter:
             os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    """A prompt as one string, each message as ``<|role|>`` then its content (a stand-in for a chat
+    template: a server's prefix cache matches the templated prompt, which preserves shared prefixes)."""
+    return "".join(f"<|{m.get('role')}|>\n{m.get('content')}\n" for m in messages)
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """Characters ``a`` and ``b`` share at their start."""
+    return len(os.path.commonprefix([a, b]))
+
+
+def _get(turn: Any, key: str) -> Any:
+    return turn.get(key) if isinstance(turn, dict) else getattr(turn, key, None)
+
+
+def prompt_reuse(turns: Iterable[Any]) -> dict[str, Any]:
+    """How much of each prompt a server's prefix cache can reuse, over one debate's turns (``Turn``
+    objects or transcript ``turn`` events; calls that failed before a reply count too).
+
+    * ``server``: what the server reported — the sum of ``usage.cached_tokens`` over the sum of
+      ``usage.prompt_tokens`` of the calls that report it (llama.cpp's ``timings.cache_n``, OpenAI's and
+      vLLM's ``prompt_tokens_details.cached_tokens``); ``None`` when no call reports it. Calls answered
+      from the local response cache are left out (no server saw them).
+    * ``same_agent`` / ``previous_call``: the client-side measure, in characters of :func:`prompt_text`:
+      the share of all prompt characters that are a prefix of the same agent's previous prompt (what a
+      server slot holding that agent's conversation reuses) or of the previous call's prompt (one slot
+      serving every call in turn); ``calls_short_prefix``: calls that share less than half of the same
+      agent's previous prompt (each agent's first call not counted), ``calls_compared`` the calls that
+      had a previous prompt of their agent.
+    """
+    last: dict[str, str] = {}
+    prev: str | None = None
+    total = same = previous = short = compared = calls = 0
+    reported = cached = 0
+    for t in turns:
+        text = prompt_text(_get(t, "messages") or [])
+        agent = str(_get(t, "agent"))
+        calls += 1
+        total += len(text)
+        if agent in last:
+            k = shared_prefix(last[agent], text)
+            same += k
+            compared += 1
+            short += k < len(last[agent]) / 2
+        if prev is not None:
+            previous += shared_prefix(prev, text)
+        last[agent], prev = text, text
+        usage = _get(t, "usage") or {}
+        if not _get(t, "cached") and isinstance(usage.get("cached_tokens"), int):
+            reported += int(usage.get("prompt_tokens") or 0)
+            cached += usage["cached_tokens"]
+    return {"calls": calls, "prompt_chars": total,
+            "same_agent": round(same / total, 4) if total else None,
+            "previous_call": round(previous / total, 4) if total else None,
+            "calls_short_prefix": short, "calls_compared": compared,
+            "server": round(cached / reported, 4) if reported else None,
+            "server_cached_tokens": cached if reported else None,
+            "server_prompt_tokens": reported if reported else None}
 
 
 def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
