@@ -16,16 +16,17 @@ KEY = "fa-live-7Qx2LmN9pR4sT8vW1yZ3"  # an unusual shape: only redaction of the 
 
 
 def test_a_key_echoed_in_a_completion_reaches_no_file_and_no_output(fake_server, tmp_path):
+    from fairarena.allocation.frameworks import solve_utilitarian
     from fairarena.allocation.problem import allocation_to_mapping
-    from fairarena.experiments.study import preset, to_toml
-    from fairarena.triage import sample_cohort
+    from fairarena.experiments.study import cohort_of, expand, preset, to_toml
 
-    p = sample_cohort(0, "standard").to_problem()
-    fake_server.reply = json.dumps({"allocation": allocation_to_mapping(p, p.zeros()),
-                                    "justification": "my key is ECHO", "critique": "see ECHO", "accept": True})
-    fake_server.echo_key_in_reply = True
     spec = f"openai:m@{fake_server.base_url}"
     cfg = preset("tiny", model_a=spec, model_b=spec, rag="off", cohorts=1)
+    t = expand(cfg)[0]
+    p = cohort_of(t.cohort_seed, t.capacity).to_problem()   # every debate proposes this cohort's utilitarian optimum
+    fake_server.reply = json.dumps({"allocation": allocation_to_mapping(p, solve_utilitarian(p)),
+                                    "justification": "my key is ECHO", "critique": "see ECHO", "accept": True})
+    fake_server.echo_key_in_reply = True
     study = tmp_path / "study.toml"
     study.write_text(to_toml(cfg))
     env = {**os.environ, "FAIRARENA_API_KEY": KEY, "OPENAI_API_KEY": ""}
