@@ -21,7 +21,25 @@ def test_utilitarian_feasible_decision_is_not_dominated():
     assert pareto_improvement(prof, aggregate(prof, "utilitarian-feasible").allocation) is None
 
 
-def test_cli_cohort_witness_reproduces(tmp_path):
+def _former_cohort(seed, capacity="tight", **_):
+    """The cohort the audit drew before issue 19: the former ("reconstructed") archetype slots with the
+    within-cohort SES-rank DW-ESG weights, written into the file so that `aggregate run` reads the same."""
+    from fairarena.triage.cohort import cohort_weights, parse_cohort
+
+    cohort = sample_cohort(seed, capacity, archetypes="reconstructed")
+    data = cohort.to_dict()
+    for pat, w in zip(data["patients"], cohort_weights(cohort, "ses-rank")[0]):
+        pat["disadvantage_weight"] = float(w)
+    return parse_cohort(data)
+
+
+def test_cli_cohort_witness_reproduces(tmp_path, monkeypatch):
+    # The witness needs a cohort where the mean is Pareto-dominated: the standard cohort of seed 0 as drawn
+    # before issue 19. Under the paper's slots and SES-scale weights (the defaults since issue 19) the mean
+    # and the median are dominated on none of the standard cohorts 0-59.
+    import fairarena.triage.archetypes as archetypes
+
+    monkeypatch.setattr(archetypes, "sample_cohort", _former_cohort)
     runner = CliRunner()
     r = runner.invoke(app, ["aggregate", "audit", "--rule", "mean", "--profiles", "5", "--search", "0",
                             "--instances", "0", "--cohorts", "1", "--json", "--witness", str(tmp_path)])
