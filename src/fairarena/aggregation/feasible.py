@@ -41,7 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fairarena.aggregation.objectives import OBJECTIVES, milp_scale, utility_range
-from fairarena.allocation.milp import AllocationMILP, Expr, add_exprs
+from fairarena.allocation.milp import SMALL_MODEL_SEARCH, AllocationMILP, Expr, add_exprs
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import InputError
 
@@ -87,10 +87,7 @@ VAR_ON_GAPS = True
 every value of either sign); see :meth:`FeasibleModel._var_exact`."""
 
 
-HIGHS_OPTIONS: dict[str, bool | int | float] = {
-    "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
-    "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_zi_round": False,
-    "mip_heuristic_run_shifting": False, "mip_pscost_minreliable": 0}
+HIGHS_OPTIONS: dict[str, bool | int | float] = SMALL_MODEL_SEARCH
 """HiGHS options of every feasible-set MILP (:attr:`AllocationMILP.highs_options`): the primal
 heuristics off (on a standard cohort's models, a few dozen binaries, the RINS/RENS sub-MIPs took most of
 a solve and branch and bound finds the optimum at once) and branching on pseudo-costs without strong

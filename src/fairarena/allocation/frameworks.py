@@ -14,8 +14,11 @@ from typing import Any, Callable, Literal
 
 import numpy as np
 
-from fairarena.allocation.milp import AllocationMILP, Expr, add_gini_bound
+from fairarena.allocation.metrics import gini, need_satisfaction
+from fairarena.allocation.milp import SMALL_MODEL_SEARCH, AllocationMILP, Expr, add_exprs, add_gini_bound
+from fairarena.allocation.pareto import add_no_idle_rows, add_not_below_cut, dominating_allocation
 from fairarena.allocation.problem import AllocationProblem
+from fairarena.errors import InputError, SolverError
 from fairarena.registry import Registry
 
 __all__ = [
@@ -25,6 +28,10 @@ __all__ = [
     "optimal_allocation",
     "framework_optima",
     "entitlement_allocation",
+    "egalitarian_allocation",
+    "EGALITARIAN_FORMS",
+    "DEFAULT_EGALITARIAN",
+    "check_egalitarian_form",
 ]
 
 Solver = Callable[..., np.ndarray]
@@ -87,7 +94,29 @@ def solve_rawlsian(problem: AllocationProblem, leximin: bool = False, **opts: An
     return m.lexicographic(stages, fixed=kept)
 
 
-def solve_egalitarian(problem: AllocationProblem, gini_tolerance: float = 0.0, **opts: Any) -> np.ndarray:
+EGALITARIAN_FORMS: dict[str, str] = {
+    "pareto": "no levelling down: the least unequal allocation (min Gini of CNSS) among those no feasible "
+              "allocation Pareto-dominates in CNSS; tie-break max mean CNSS, then ESG (default)",
+    "strict": "min Gini of CNSS over every feasible allocation (Gini 0: equal CNSS), then max mean CNSS, then "
+              "ESG; may level down to the empty allocation (the paper-literal reading)",
+}
+DEFAULT_EGALITARIAN = "pareto"
+EGALITARIAN_MAX_CUTS = 200
+"""Safety cap on the no-levelling-down cut loop (standard cohorts need at most a handful; docs/aggregation.md)."""
+FRACTIONAL_CUT_STEP = 1e-3
+"""Under the fractional CNSS form a cut asks one patient for at least this much more CNSS (the
+indicator form's step, one more need met, is exact; this one is a grid: see egalitarian_allocation)."""
+GINI_TOL = 1e-9
+
+
+def check_egalitarian_form(form: str) -> str:
+    """``form`` if it is one of :data:`EGALITARIAN_FORMS`, else an InputError naming the allowed forms."""
+    if form not in EGALITARIAN_FORMS:
+        raise InputError("egalitarian", form, f"one of {', '.join(EGALITARIAN_FORMS)}")
+    return form
+
+
+def _strict(problem: AllocationProblem, gini_tolerance: float = 0.0, **opts: Any) -> np.ndarray:
     """Stage 1: min Gini(CNSS). Gini >= 0 and the empty allocation attains 0, so the optimum is 0 and
     the stage is the constraint ``Gini(CNSS) <= gini_tolerance`` (``n - 1`` equalities at 0); stage 2
     maximises mean CNSS, stage 3 ESG."""
@@ -99,6 +128,148 @@ def solve_egalitarian(problem: AllocationProblem, gini_tolerance: float = 0.0, *
         return problem.zeros()  # every CNSS is 0, so every needed amount is 0: the empty allocation
     kept = [(m.fix(mean, value, "max"), mean, value, "max")]
     return m.lexicographic([(m.weighted_cnss(problem.survival), "max")], fixed=kept)
+
+
+class _GapMILP(AllocationMILP):
+    """An allocation MILP with pairwise CNSS gaps: searched with :data:`SMALL_MODEL_SEARCH`."""
+
+    highs_options = SMALL_MODEL_SEARCH
+
+
+def _gap_model(problem: AllocationProblem, front: list[np.ndarray], step: np.ndarray,
+               time_limit: float | None) -> tuple[AllocationMILP, Expr, Expr]:
+    """The min-Gini model: one variable per CNSS (tied by an equality row: far fewer nonzeros in the
+    pairwise gaps), every vector below a known front point cut away; returns (model, sum of the
+    pairwise gaps ``N``, sum of CNSS ``S``)."""
+    m = _GapMILP(problem, time_limit=time_limit)
+    add_no_idle_rows(m)
+    tied = []
+    for e in m.cnss:
+        v = m.add_var(0.0, 1.0)
+        m.add_row(add_exprs((1.0, e), (-1.0, {v: 1.0})), lo=0.0, hi=0.0)
+        tied.append({v: 1.0})
+    m.cnss = tied
+    for w in front:
+        add_not_below_cut(m, w, step)
+    return m, add_exprs(*m.pairwise_gaps()), m.weighted_cnss(np.ones(problem.n))
+
+
+def _fill_at(problem: AllocationProblem, x: np.ndarray, time_limit: float | None) -> np.ndarray:
+    """Under the indicator form, the fill stage (needs that count served as fully as capacity allows)
+    at ``x``'s CNSS vector, on the plain model; ``x`` itself under the fractional form."""
+    if problem.cnss != "indicator":
+        return x
+    f = AllocationMILP(problem, time_limit=time_limit)
+    for e, t in zip(f.cnss, need_satisfaction(problem, x)):
+        f.add_row(e, lo=float(t) - 1e-9, hi=float(t) + 1e-9)
+    return f.lexicographic([])
+
+
+def _pareto_egalitarian(problem: AllocationProblem, time_limit: float | None, stats: dict[str, Any]) -> np.ndarray:
+    """The ``pareto`` form (see :func:`egalitarian_allocation`); ``problem`` carries the CNSS form."""
+    n = problem.n
+    step = (1.0 / np.asarray(problem.n_needed, float) if problem.cnss == "indicator"
+            else np.full(n, FRACTIONAL_CUT_STEP))
+    first = dominating_allocation(problem, np.zeros(n), time_limit=time_limit)  # max needs met: undominated
+    if first is None:  # nobody can be treated: the empty allocation is the only (undominated) answer
+        return problem.zeros()
+    front = [need_satisfaction(problem, first)]  # CNSS vectors of undominated allocations found
+    best = first
+
+    def check(c: np.ndarray) -> bool:
+        """True when ``c`` is undominated; else its undominated dominator joins the front."""
+        stats["rounds"] += 1
+        stats["solves"] += 1
+        w = dominating_allocation(problem, c, time_limit=time_limit)
+        if w is None:
+            return True
+        if len(front) >= EGALITARIAN_MAX_CUTS:
+            raise SolverError(f"egalitarian (pareto): no undominated answer after {len(front)} cuts")
+        front.append(need_satisfaction(problem, w))
+        return False
+
+    # 1. the least Gini: Dinkelbach's F(g) = min N - g n S over the uncut set, g the least Gini of a
+    #    known undominated allocation. F(g) >= 0 proves g least; a point below g is either undominated
+    #    (the new g) or cut away with everything below its dominator.
+    g = float(gini(front[0]))
+    while g > GINI_TOL:
+        m, gaps, total = _gap_model(problem, front, step, time_limit)
+        value, sol = m.solve(add_exprs((1.0, gaps), (-g * n, total)), "min")
+        stats["solves"] += 1
+        if value >= -GINI_TOL * max(1.0, g * n):
+            break
+        x = m.allocation(sol)
+        c = need_satisfaction(problem, x)
+        if float(gini(c)) >= g - GINI_TOL:
+            break  # solver tolerance: nothing strictly less unequal
+        if check(c):
+            g, best = float(gini(c)), x
+    # 2. the tie-break among the least unequal: max mean CNSS, then ESG, over the uncut set at Gini <= g
+    #    (every undominated allocation of Gini g survives the cuts); a dominated answer is cut, again.
+    while True:
+        m, gaps, total = _gap_model(problem, front, step, time_limit)
+        m.add_row(add_exprs((1.0, gaps), (-(g + GINI_TOL) * n, total)), hi=0.0)
+        try:
+            x = m.lexicographic([(m.weighted_cnss(np.full(n, 1.0 / n)), "max"),
+                                 (m.weighted_cnss(problem.survival), "max")], fill=False)
+        except SolverError:  # numerical trouble at the Gini bound: the undominated point already found
+            x = best
+            break
+        stats["solves"] += 2
+        if check(need_satisfaction(problem, x)):
+            break
+    stats["solves"] += 1
+    return _fill_at(problem, x, time_limit)
+
+
+def egalitarian_allocation(problem: AllocationProblem, form: str = DEFAULT_EGALITARIAN, *,
+                           gini_tolerance: float = 0.0, time_limit: float | None = None,
+                           cnss: str | None = None, info: dict[str, Any] | None = None,
+                           **_: Any) -> np.ndarray:
+    """The egalitarian framework's allocation, in one of :data:`EGALITARIAN_FORMS` (the one home of it:
+    the council, ``triage optimal``, the debate agents' ideals and the scripted negotiator call this).
+
+    ``form="pareto"`` (default, no levelling down): among the allocations that no feasible allocation
+    Pareto-dominates in CNSS, the one with the smallest Gini of CNSS (the framework's own measure,
+    metric ``gini_cnss``); ties broken by max mean CNSS, then max ESG. Never the empty allocation while
+    some patient can be treated. Exact method (indicator form):
+
+    1. solve the strict form (Gini 0, max mean CNSS): vector ``v``;
+    2. if some feasible allocation dominates ``v`` (one MILP, :func:`~fairarena.allocation.pareto.dominating_allocation`,
+       which returns an undominated dominator ``w``), cut away every CNSS vector ``<= w`` other than ``w``
+       (:func:`~fairarena.allocation.pareto.add_not_below_cut`; ``v`` is among them) and solve min Gini
+       over what is left (Dinkelbach's iteration on ``sum_{i<j} |c_i - c_j| - g n sum_i c_i``, started
+       at the least Gini of the dominators found; then max mean, ESG); back to 2.
+
+    A cut never removes an undominated vector (every vector it removes is dominated by ``w``), and each
+    round removes the current answer, so the first undominated answer is the least unequal one. Under
+    the fractional form a cut's "above ``w_i``" means at least :data:`FRACTIONAL_CUT_STEP` above: the
+    answer is still checked undominated, and least unequal up to that grid.
+
+    ``form="strict"``: today's paper-literal optimum (min Gini over every allocation, i.e. equal CNSS,
+    then max mean, then ESG); it may level down to the empty allocation. ``gini_tolerance`` (strict only)
+    relaxes Gini 0 to ``Gini <= gini_tolerance``. ``info``, if given, receives ``form``, ``rounds``
+    (dominance checks), ``solves`` and ``gini``.
+    """
+    check_egalitarian_form(form)
+    if gini_tolerance and form != "strict":
+        raise InputError("gini_tolerance", gini_tolerance, "0 unless the egalitarian form is 'strict'")
+    opts = {"time_limit": time_limit, "cnss": cnss}
+    stats: dict[str, Any] = {"form": form, "rounds": 0, "solves": 1 if form == "strict" else 0}
+    if form == "strict":
+        x = _strict(problem, gini_tolerance, **opts)
+    else:
+        p = problem if cnss is None else problem.with_options(cnss=cnss)
+        x = _pareto_egalitarian(p, time_limit, stats)
+    if info is not None:
+        info.update(stats, gini=float(gini(need_satisfaction(problem, x, cnss))))
+    return x
+
+
+def solve_egalitarian(problem: AllocationProblem, egalitarian: str = DEFAULT_EGALITARIAN,
+                      gini_tolerance: float = 0.0, **opts: Any) -> np.ndarray:
+    """The registry's egalitarian solver: :func:`egalitarian_allocation` in form ``egalitarian``."""
+    return egalitarian_allocation(problem, egalitarian, gini_tolerance=gini_tolerance, **opts)
 
 
 def entitlement_allocation(problem: AllocationProblem, **_: Any) -> np.ndarray:
@@ -124,7 +295,9 @@ for _f in (
     Framework("utilitarian", "esg", "max", "ESG", "maximise ESG = sum_i s_i CNSS_i; tie-break: maximise RMG",
               solve_utilitarian, "esg"),
     Framework("egalitarian", "gini_cnss", "min", "Gini(CNSS)",
-              "minimise the Gini of CNSS; tie-break: maximise mean CNSS, then ESG", solve_egalitarian, "gini"),
+              "minimise the Gini of CNSS among the allocations no feasible allocation Pareto-dominates in CNSS "
+              "(no levelling down; option egalitarian='strict': over every allocation); tie-break: maximise "
+              "mean CNSS, then ESG", solve_egalitarian, "gini"),
     Framework("rawlsian", "rmg", "max", "RMG",
               "maximise RMG = min_i CNSS_i; tie-break: maximise ESG (exact leximin optional)", solve_rawlsian, "rmg"),
     Framework("prioritarian", "dw_esg", "max", "DW-ESG",
@@ -151,7 +324,9 @@ def optimal_allocation(problem: AllocationProblem, framework: str, *, leximin: b
 
     Exact (MILP, HiGHS, status checked) for the five optimising frameworks under either CNSS form
     (``cnss`` overrides the problem's); the libertarian one is :func:`entitlement_allocation`.
-    ``leximin`` only affects ``rawlsian`` (exact leximin refinement before ESG).
+    ``leximin`` only affects ``rawlsian`` (exact leximin refinement before ESG); ``egalitarian=`` (a form
+    of :data:`EGALITARIAN_FORMS`, default ``"pareto"``) and ``gini_tolerance`` only ``egalitarian``
+    (:func:`egalitarian_allocation`).
     """
     f = get_framework(framework)
     return f.solve(problem, leximin=leximin, time_limit=time_limit, cnss=cnss, **options)

@@ -37,7 +37,8 @@ from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import SolverError
 from fairarena.solver_console import milp  # HiGHS's console never on stdout
 
-__all__ = ["Expr", "AllocationMILP", "InfeasibleMILP", "add_exprs", "add_gini_bound", "MIP_REL_GAP", "STAGE_EPS"]
+__all__ = ["Expr", "AllocationMILP", "InfeasibleMILP", "add_exprs", "add_gini_bound", "MIP_REL_GAP", "STAGE_EPS",
+           "SMALL_MODEL_SEARCH"]
 
 Expr = dict[int, float]
 _STATUS = {1: "iteration or time limit reached", 2: "infeasible", 3: "unbounded", 4: "numerical or other failure"}
@@ -46,6 +47,13 @@ STAGE_EPS = 1e-9
 MAX_MIN_TOL = 1e-6  # max_min_cnss: optimal to this (relative) tolerance (10x HiGHS's feasibility tolerance)
 MAX_MIN_START_GAP = 1e-2  # max_min_cnss: gap of the first, incumbent-finding solve
 STAGE_RETRY_EPS = 1e-6  # a later stage found infeasible (solver tolerance): earlier optima kept this loosely
+SMALL_MODEL_SEARCH: dict[str, bool | int | float] = {
+    "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False, "mip_heuristic_run_feasibility_jump": False,
+    "mip_heuristic_run_root_reduced_cost": False, "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False, "mip_pscost_minreliable": 0}
+"""HiGHS search options for the small models with pairwise CNSS gaps (the feasible-set rules' models,
+``aggregation.feasible.HIGHS_OPTIONS``, and the egalitarian min-Gini stages): primal heuristics off and
+pseudo-cost branching without strong branching first. They change the search, not the proof (same gap)."""
 
 
 class InfeasibleMILP(SolverError):

@@ -10,11 +10,13 @@ utilitarian    ``(ESG* - ESG(x)) / ESG*``  (relative)          ``ESG(x) >= (1 - 
 prioritarian   ``(DW* - DW(x)) / DW*``                         same
 care           ``(VWCI* - VWCI(x)) / VWCI*``                   same
 rawlsian       ``RMG* - min_i CNSS_i(x)``                      ``CNSS_i >= RMG* - t``
-egalitarian    ``Gini(CNSS(x)) - 0``                           ``sum|c_i-c_j| <= t n sum c``
+egalitarian    ``(Gini(CNSS(x)) - G*)^+``                      ``sum|c_i-c_j| <= (G* + t) n sum c``
 libertarian    ``max_i (CNSS_i(lib) - CNSS_i(x))^+``           ``CNSS_i >= CNSS_i(lib) - t``
 =============  ==============================================  =========================
 
-(relative losses fall back to absolute when the optimum is 0). The libertarian framework does not
+(relative losses fall back to absolute when the optimum is 0; ``G*`` is the Gini of the egalitarian
+optimum: 0 under its strict form, the least Gini among the undominated allocations under the default
+form, so its own optimum has loss 0 either way). The libertarian framework does not
 optimise; it is satisfied by any allocation that honours every patient's entitlement.
 
 The problem is **non-degenerate** iff no feasible allocation has ``L_f(x) <= tol`` for every
@@ -72,7 +74,7 @@ def framework_losses(problem: AllocationProblem, x: np.ndarray, optima: dict[str
         elif f == "rawlsian":
             out[f] = float(best - val[f])
         elif f == "egalitarian":
-            out[f] = float(val[f])  # optimum is Gini 0
+            out[f] = max(0.0, float(val[f] - best))  # best: the optimum's Gini (0 under the strict form)
         else:
             out[f] = float(np.max(np.maximum(best - val[f], 0.0)))
     return out
@@ -127,7 +129,7 @@ def _joint_feasible(problem: AllocationProblem, frameworks: Sequence[str],
             for c in m.cnss:
                 m.add_row(c, lo=best - tol)
         elif f == "egalitarian":
-            add_gini_bound(m, tol)
+            add_gini_bound(m, float(best) + tol)
         else:  # libertarian: honour every entitlement
             for c, b in zip(m.cnss, best):
                 m.add_row(c, lo=float(b) - tol)
