@@ -430,13 +430,14 @@ def test_a_reply_cut_off_mid_body_is_retried(fake_server):
     assert len(fake_server.requests) == 2
 
 
-def test_a_reply_cut_off_every_time_fails_cleanly(fake_server):
+@pytest.mark.parametrize("client, transport_error", [("http", "IncompleteRead"), ("openai", "RemoteProtocolError")])
+def test_a_reply_cut_off_every_time_fails_cleanly(fake_server, client, transport_error):
     fake_server.partial = 10
-    m, slept = _model(fake_server, retries=3)
+    m, slept = _model(fake_server, f"?client={client}", retries=3)
     with pytest.raises(RetriesExhaustedError, match=r"gave up after 3 attempts: reply from .* cut off after \d+ "
-                                                    r"bytes of the body \(RemoteProtocolError\)") as exc:
+                                                    rf"bytes of the body \({transport_error}\)") as exc:
         m.chat(MSG)
-    assert exc.value.__cause__ is not None and exc.value.__cause__.__cause__ is None  # no httpx error chained
+    assert exc.value.__cause__ is not None and exc.value.__cause__.__cause__ is None  # no transport error chained
     assert len(fake_server.requests) == 3 and m.totals.failed_calls == 1
 
 

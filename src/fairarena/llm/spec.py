@@ -169,19 +169,21 @@ OPENAI_OPTIONS = {
     "truncation_ratio": Option(fraction, "fail a call whose server prompt count is below this share of the "
                                          "client's estimate (a silently cut prompt); 0 = off",
                                oa.DEFAULT_TRUNCATION_RATIO),
+    "client": Option(oa.client_choice, "the transport: http (lean, keep-alive), openai (the official client), "
+                                       "auto = http unless an environment proxy applies", "auto"),
 }
 
 
-@register_backend("openai", description="any OpenAI-compatible endpoint via the official client", extra="llm",
+@register_backend("openai", description="any OpenAI-compatible endpoint over HTTP", extra="llm",
                   parse=_parse_openai, options=OPENAI_OPTIONS,
                   form="openai:MODEL[@http(s)://HOST:PORT/v1]"
                        "[?timeout=S&connect_timeout=S&total_timeout=S&context_window=N&cache_prompt=auto|on|off"
-                       "&truncation_ratio=R]")
+                       "&truncation_ratio=R&client=auto|http|openai]")
 def _openai(spec: ModelSpec, opts: dict[str, Any]) -> ChatModel:
     from fairarena.llm.openai_backend import OpenAIChatModel
     return OpenAIChatModel(spec.model, spec.base_url, timeout=opts["timeout"], connect_timeout=opts["connect_timeout"],
                            context_window=opts["context_window"], cache_prompt=opts["cache_prompt"],
-                           truncation_ratio=opts["truncation_ratio"])
+                           truncation_ratio=opts["truncation_ratio"], client=opts["client"])
 
 
 def _parse_llamacpp(rest: str, spec: str) -> ModelSpec:
