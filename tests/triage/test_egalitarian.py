@@ -139,3 +139,51 @@ def test_unknown_form_and_tolerance_need_strict():
         egalitarian_allocation(p, gini_tolerance=0.1)
     assert exc.value.field == "gini_tolerance"
     egalitarian_allocation(p, "strict", gini_tolerance=0.1)
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+def _cli():
+    from typer.testing import CliRunner
+
+    from fairarena.cli_common import standalone_app
+    from fairarena.triage.cli import register
+
+    return CliRunner(), standalone_app(register)
+
+
+@pytest.fixture(scope="module")
+def standard_cohort(tmp_path_factory):
+    runner, app = _cli()
+    path = tmp_path_factory.mktemp("egal") / "cohort.json"
+    res = runner.invoke(app, ["triage", "cohort", "--seed", "0", "--capacity", "standard", "--out", str(path)])
+    assert res.exit_code == 0, res.output
+    return path
+
+
+def test_cli_optimal_egalitarian_treats_patients_and_strict_warns(standard_cohort):
+    import json
+
+    runner, app = _cli()
+    base = ["triage", "optimal", "--cohort", str(standard_cohort), "--framework", "egalitarian", "--json"]
+    res = runner.invoke(app, base)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert out["egalitarian"] == "pareto" and min(out["metrics"]["cnss"]) > 0
+    res = runner.invoke(app, [*base, "--egalitarian", "strict"])
+    assert res.exit_code == 0, res.output
+    assert "warning" in res.stderr and "level down" in res.stderr
+    assert max(json.loads(res.stdout)["metrics"]["cnss"]) == 0
+
+
+@pytest.mark.parametrize("args,field", [(["--egalitarian", "levelling"], "egalitarian"),
+                                        (["--gini-tolerance", "0.1"], "--gini-tolerance")])
+def test_cli_bad_egalitarian_form_is_one_line_exit_2(standard_cohort, args, field):
+    runner, app = _cli()
+    res = runner.invoke(app, ["triage", "optimal", "--cohort", str(standard_cohort), "--framework", "egalitarian",
+                              *args])
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert "\n" not in line and field in line and "Traceback" not in res.output
+    if field == "egalitarian":
+        assert "pareto" in line and "strict" in line

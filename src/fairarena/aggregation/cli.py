@@ -8,7 +8,20 @@ from typing import Any, Optional
 
 import typer
 
-from fairarena.cli_common import check_seed, cli_errors, console, emit_json
+from fairarena.cli_common import check_seed, cli_errors, console, emit_json, err_console
+
+EGALITARIAN_HELP = ("The egalitarian agent's optimum: pareto (default: least Gini of CNSS among the allocations "
+                    "no other feasible allocation Pareto-dominates, no levelling down) or strict (least Gini over "
+                    "every allocation; may treat nobody; warns).")
+
+
+def warn_egalitarian(form: str) -> None:
+    """Check an ``--egalitarian`` form (exit 2 naming the allowed forms) and warn on stderr for strict."""
+    from fairarena.allocation.frameworks import egalitarian_warning
+
+    message = egalitarian_warning(form)
+    if message:
+        err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
 
 aggregate_app = typer.Typer(name="aggregate", help="Social-choice aggregation of agents' proposals: rules, run, "
                             "axiom audit.", no_args_is_help=True)
@@ -232,6 +245,7 @@ def council_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for council.json, council.csv, council.png."),
     force: bool = typer.Option(False, "--force", help="Replace an earlier run's --out folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    egalitarian: str = typer.Option("pareto", "--egalitarian", help=EGALITARIAN_HELP),
 ) -> None:
     """Six agents, one per framework, on one cohort: every rule's decision, every framework's metric and
     every stakeholder's utility side by side."""
@@ -245,18 +259,19 @@ def council_cmd(
         raise InputError("--capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
     for r in rule:
         RULES.check(r)
+    warn_egalitarian(egalitarian)
     if out is not None:
         from fairarena.fsutil import check_out_dir
 
         check_out_dir(out, "out")
-    res = council(seed, capacity, rules=rule or None, rule_seed=seed)
+    res = council(seed, capacity, rules=rule or None, rule_seed=seed, egalitarian=egalitarian)
     if out is not None:
         import csv
         import io
 
         from fairarena.fsutil import atomic_write_json, atomic_write_text, output_folder
 
-        config = {"seed": seed, "capacity": capacity, "rules": rule}
+        config = {"seed": seed, "capacity": capacity, "rules": rule, "egalitarian": egalitarian}
         with output_folder(out, "aggregate council", force=force, config=config) as folder:
             atomic_write_json(folder.path / "council.json", res.to_dict())
             rows = res.table()

@@ -27,13 +27,16 @@ from fairarena.errors import InputError
 __all__ = ["CouncilResult", "council", "council_profile"]
 
 
-def council_profile(problem: Any, frameworks: Sequence[str] | None = None) -> Any:
+def council_profile(problem: Any, frameworks: Sequence[str] | None = None, *, egalitarian: str = "pareto") -> Any:
     """The council's profile on ``problem``: one agent per framework (named after it; default every
-    registered framework), proposing the framework's exact optimum."""
+    registered framework), proposing the framework's exact optimum (the egalitarian one in form
+    ``egalitarian``, :data:`~fairarena.allocation.frameworks.EGALITARIAN_FORMS`)."""
     from fairarena.aggregation.rules import Agent, Profile
-    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.allocation.frameworks import FRAMEWORKS, check_egalitarian_form
 
-    agents = [Agent(f, f, FRAMEWORKS.get(f).solve(problem)) for f in (FRAMEWORKS if frameworks is None else frameworks)]
+    check_egalitarian_form(egalitarian)
+    agents = [Agent(f, f, FRAMEWORKS.get(f).solve(problem, egalitarian=egalitarian))
+              for f in (FRAMEWORKS if frameworks is None else frameworks)]
     return Profile.from_proposals(problem, agents)
 
 
@@ -87,14 +90,16 @@ class CouncilResult:
 
 def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] | None = None,
             joint: Mapping[str, np.ndarray] | None = None, rule_seed: int = 0,
-            problem: Any = None, frameworks: Sequence[str] | None = None) -> CouncilResult:
+            problem: Any = None, frameworks: Sequence[str] | None = None,
+            egalitarian: str = "pareto") -> CouncilResult:
     """Aggregate the council's six proposals on cohort ``seed`` (``capacity`` variant) by every rule in
     ``rules`` (default: every registered rule) and score each decision (module doc).
 
     ``joint`` maps a label to an allocation decided otherwise (e.g. ``{"debate": x}``); each becomes
     one more row of kind ``joint``. ``problem`` overrides the sampled cohort. Lotteries are scored by
     their expected allocation (metrics) and expected utilities. ``frameworks``: the council's members
-    (default every registered framework; each metric column is still reported)."""
+    (default every registered framework; each metric column is still reported). ``egalitarian``: the
+    egalitarian agent's form (``pareto``, no levelling down, or ``strict``)."""
     from fairarena.aggregation.rules import RULES, aggregate
     from fairarena.allocation.frameworks import FRAMEWORKS
     from fairarena.allocation.metrics import compute_metrics
@@ -108,7 +113,7 @@ def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] |
     names = list(RULES) if rules is None else list(rules)
     for nm in names:
         RULES.check(nm)
-    profile = council_profile(problem, frameworks)
+    profile = council_profile(problem, frameworks, egalitarian=egalitarian)
     res = CouncilResult(seed, capacity, profile.names, {f: FRAMEWORKS.get(f).metric for f in FRAMEWORKS})
 
     def row(label: str, kind: str, x: np.ndarray, ev: dict[str, Any], note: str, dt: float,

@@ -32,6 +32,7 @@ __all__ = [
     "EGALITARIAN_FORMS",
     "DEFAULT_EGALITARIAN",
     "check_egalitarian_form",
+    "egalitarian_warning",
 ]
 
 Solver = Callable[..., np.ndarray]
@@ -114,6 +115,16 @@ def check_egalitarian_form(form: str) -> str:
     if form not in EGALITARIAN_FORMS:
         raise InputError("egalitarian", form, f"one of {', '.join(EGALITARIAN_FORMS)}")
     return form
+
+
+STRICT_WARNING = ("egalitarian form 'strict' minimises inequality over every allocation and may level down "
+                  "(treat nobody rather than some); the default form 'pareto' does not")
+
+
+def egalitarian_warning(form: str) -> str | None:
+    """The warning a command shows for egalitarian form ``form`` (``None`` for the default), after
+    checking the form (InputError naming the allowed forms)."""
+    return STRICT_WARNING if check_egalitarian_form(form) == "strict" else None
 
 
 def _strict(problem: AllocationProblem, gini_tolerance: float = 0.0, **opts: Any) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any, Optional
 
 import typer
 
+from fairarena.aggregation.cli import EGALITARIAN_HELP
 from fairarena.cli_common import check_seed, cli_errors, console, emit_json
 
 CNSS_HELP = ("Need satisfaction: indicator (the paper's: a need counts when at least the clinical minimum, one "
@@ -159,10 +160,11 @@ def optimal_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the allocation file here."),
     leximin: bool = typer.Option(False, "--leximin", help="Rawlsian: refine max-min to full leximin."),
     gini_tolerance: float = typer.Option(0.0, "--gini-tolerance", min=0.0, max=1.0,
-                                         help="Egalitarian: allow Gini(CNSS) up to this value (default 0: "
-                                              "exactly equal CNSS)."),
+                                         help="Egalitarian, --egalitarian strict only: allow Gini(CNSS) up "
+                                              "to this value (default 0: exactly equal CNSS)."),
     cnss: str = typer.Option(DEFAULT_CNSS, "--cnss", help=CNSS_HELP),
     weights: str = typer.Option(DEFAULT_DISADVANTAGE, "--weights", help=WEIGHTS_HELP),
+    egalitarian: str = typer.Option("pareto", "--egalitarian", help=EGALITARIAN_HELP),
 ) -> None:
     """The allocation one framework would choose alone (exact MILP / entitlement rule)."""
     from fairarena.fsutil import atomic_write_json, check_out_file
@@ -170,20 +172,30 @@ def optimal_cmd(
     from fairarena.triage.cohort import load_cohort
     from fairarena.triage.metrics import allocation_to_mapping, compute_metrics, optimal_allocation
 
+    from fairarena.aggregation.cli import warn_egalitarian
+    from fairarena.errors import InputError
+
     check_framework(framework)
+    if gini_tolerance and egalitarian != "strict":
+        raise InputError("--gini-tolerance", gini_tolerance, "0 unless --egalitarian strict")
+    if framework == "egalitarian":
+        warn_egalitarian(egalitarian)
     if out is not None:
         check_out_file(out)
     c = load_cohort(cohort)
     problem = _problem(c, cnss, weights)
-    x = optimal_allocation(problem, framework, leximin=leximin, gini_tolerance=gini_tolerance)
+    x = optimal_allocation(problem, framework, leximin=leximin, gini_tolerance=gini_tolerance,
+                           egalitarian=egalitarian)
     alloc = allocation_to_mapping(problem, x)
     m = _metrics_json(compute_metrics(problem, x))
     if out is not None:
         atomic_write_json(out, {"allocation": alloc, "meta": {
             "framework": framework, "cohort": str(cohort), "cnss": cnss, "weights": weights,
+            "egalitarian": egalitarian,
             "provenance": run_record({"command": "triage optimal", "framework": framework}, None)}})
     if as_json:
-        emit_json({"framework": framework, "cnss": cnss, "weights": weights, "allocation": alloc, "metrics": m})
+        emit_json({"framework": framework, "cnss": cnss, "weights": weights, "egalitarian": egalitarian,
+                   "allocation": alloc, "metrics": m})
         return
     from rich.table import Table
 
