@@ -1,6 +1,7 @@
 """Study runner speed figures (issue 13). Prints figures; not a unit test.
 
     .venv/bin/python benchmarks/bench_study.py [--debates 24] [--workers 2] [--skip-full] [--profile]
+        [--skip-overhead] [--previous REV]
 
 * runner overhead: ``--debates`` debates of the scripted paper preset run three ways in this process —
   bare (``run_debate`` in a loop, transcript to disk: the baseline), through the study store (serial:
@@ -8,8 +9,12 @@
 * with ``--profile``: where a scripted debate's time goes (cProfile over the same debates, grouped:
   HiGHS solving, MILP set-up, metrics, transcript, the store);
 * the full scripted paper preset (600 debates): ``fairarena study run paper.toml --out DIR --backend
-  processes --workers N --json`` as a subprocess, wall time (target 45 s on 2 cores); then a second run
-  of the same command on the finished folder (the resume: target 2 s), and ``fairarena study status``.
+  processes --workers N --json`` as a subprocess, wall time (target 30 s on 2 cores) and CPU time of the
+  run's processes; then a second run of the same command on the finished folder (the resume: target 2 s),
+  and ``fairarena study status``;
+* with ``--previous REV`` (e.g. the commit before a negotiator change): the same full preset run first by
+  the code of ``REV`` (a temporary ``git worktree``, its ``src`` first on ``PYTHONPATH``), in the same
+  benchmark run, and the ratio of the two wall and CPU times.
 
 The machine's load average is printed beside every figure (timings on a shared machine are noisy;
 compare the ratio).
@@ -137,7 +142,32 @@ def overhead(n: int, profile: bool) -> None:
             print(f"{name:44s} {v:7.2f} s  {100 * v / total:5.1f} %")
 
 
-def full(workers: int) -> None:
+def timed_run(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, dict]:
+    """(wall s, CPU s of the child processes, the run's JSON summary)."""
+    import resource
+
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        print(r.stderr)
+        raise SystemExit(1)
+    cpu = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
+    return wall, cpu, json.loads(r.stdout)
+
+
+def previous_tree(rev: str, where: Path) -> Path:
+    """A git worktree of ``rev`` (the previous code) under ``where``."""
+    root = Path(__file__).resolve().parents[1]
+    tree = where / "previous"
+    subprocess.run(["git", "-C", str(root), "worktree", "add", "--detach", "-f", str(tree), rev], check=True,
+                   capture_output=True)
+    return tree
+
+
+def full(workers: int, previous: str | None = None) -> None:
     exe = [sys.executable, "-m", "fairarena.cli"]
     with tempfile.TemporaryDirectory() as d:
         d = Path(d)
@@ -145,17 +175,27 @@ def full(workers: int) -> None:
                        capture_output=True)
         cmd = [*exe, "study", "run", str(d / "paper.toml"), "--out", str(d / "st"), "--backend", "processes",
                "--workers", str(workers), "--json"]
-        before = load()
-        t0 = time.perf_counter()
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        if r.returncode != 0:
-            print(r.stderr)
-            raise SystemExit(1)
-        s = json.loads(r.stdout)
         print(f"\n== full scripted paper preset: 600 debates, processes x{workers} ==")
         print(f"command: fairarena study run paper.toml --out DIR --backend processes --workers {workers} --json")
-        print(f"wall {wall:7.2f} s  (target 45 s)   ok {s['ok']} failed {s['failed']}   {before} -> {load()}")
+        prev = None
+        if previous:
+            tree = previous_tree(previous, d)
+            try:
+                env = {**os.environ, "PYTHONPATH": str(tree / "src")}
+                before = load()
+                pcmd = [*cmd[:7], str(d / "st-previous"), *cmd[8:]]
+                prev = timed_run(pcmd, env)
+                print(f"previous ({previous}): wall {prev[0]:7.2f} s  CPU {prev[1]:7.2f} s   ok {prev[2]['ok']} "
+                      f"failed {prev[2]['failed']}   {before} -> {load()}")
+            finally:
+                subprocess.run(["git", "-C", str(Path(__file__).resolve().parents[1]), "worktree", "remove", "--force",
+                                str(tree)], capture_output=True)
+        before = load()
+        wall, cpu, s = timed_run(cmd)
+        print(f"this tree: wall {wall:7.2f} s  CPU {cpu:7.2f} s  (target 30 s wall on a quiet 2-core machine)   "
+              f"ok {s['ok']} failed {s['failed']}   {before} -> {load()}")
+        if prev is not None:
+            print(f"ratio this / previous: wall {wall / prev[0]:.2f}, CPU {cpu / prev[1]:.2f}")
         t0 = time.perf_counter()
         r2 = subprocess.run(cmd, capture_output=True, text=True)
         rwall = time.perf_counter() - t0
@@ -175,10 +215,13 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--skip-full", action="store_true")
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--skip-overhead", action="store_true", help="only the full preset")
+    ap.add_argument("--previous", metavar="REV", help="also run the full preset with the code of this git revision")
     a = ap.parse_args()
-    overhead(a.debates, a.profile)
+    if not a.skip_overhead:
+        overhead(a.debates, a.profile)
     if not a.skip_full:
-        full(a.workers)
+        full(a.workers, a.previous)
 
 
 if __name__ == "__main__":
