@@ -96,8 +96,9 @@ def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] |
     ``rules`` (default: every registered rule) and score each decision (module doc).
 
     ``joint`` maps a label to an allocation decided otherwise (e.g. ``{"debate": x}``); each becomes
-    one more row of kind ``joint``. ``problem`` overrides the sampled cohort. Lotteries are scored by
-    their expected allocation (metrics) and expected utilities. ``frameworks``: the council's members
+    one more row of kind ``joint``. ``problem`` overrides the sampled cohort. A lottery is scored on the
+    expected metric (each metric's expectation over its support, ``metric_basis`` says so) and expected
+    utilities; its ``allocation`` is still the expected allocation. ``frameworks``: the council's members
     (default every registered framework; each metric column is still reported). ``egalitarian``: the
     egalitarian agent's form (``pareto``, no levelling down, or ``strict``)."""
     from fairarena.aggregation.rules import RULES, aggregate
@@ -116,12 +117,19 @@ def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] |
     profile = council_profile(problem, frameworks, egalitarian=egalitarian)
     res = CouncilResult(seed, capacity, profile.names, {f: FRAMEWORKS.get(f).metric for f in FRAMEWORKS})
 
+    def scalars(x: np.ndarray) -> dict[str, float]:
+        return {k: float(v) for k, v in compute_metrics(problem, x).items() if isinstance(v, (int, float, np.floating))}
+
     def row(label: str, kind: str, x: np.ndarray, ev: dict[str, Any], note: str, dt: float,
             lottery: dict[str, float] | None = None) -> None:
+        if lottery is None:
+            metrics, basis = scalars(x), "the decision's allocation"
+        else:  # the expected metric: each metric's expectation over the lottery's support
+            per = [(pr, scalars(profile.X[profile.candidates.index(c)])) for c, pr in lottery.items()]
+            metrics = {k: float(sum(pr * m[k] for pr, m in per)) for k in per[0][1]}  # NaN if undefined anywhere
+            basis = "expected metric over the lottery (not the metric of its expected allocation)"
         res.rows.append({"rule": label, "kind": kind, "note": note, "seconds": dt, "lottery": lottery,
-                         "allocation": x,
-                         "metrics": {k: float(v) for k, v in compute_metrics(problem, x).items()
-                                     if isinstance(v, (int, float, np.floating))},
+                         "allocation": x, "metric_basis": basis, "metrics": metrics,
                          "utilities": {s["name"]: s["utility"] for s in ev["stakeholders"]},
                          "evaluation": ev})
 

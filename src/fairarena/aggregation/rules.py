@@ -22,7 +22,7 @@ from fairarena.allocation.problem import AllocationProblem, check_feasibility
 from fairarena.errors import InputError
 from fairarena.registry import Registry
 
-__all__ = ["Agent", "Profile", "Decision", "Rule", "RULES", "KINDS", "aggregate"]
+__all__ = ["Agent", "Profile", "Decision", "Rule", "RULES", "KINDS", "PARETO_SCREENS", "aggregate"]
 
 KINDS = {
     "candidates": "chooses among the candidates (the agents' proposals, optionally extra ones)",
@@ -170,10 +170,46 @@ def _candidate_decision(name: str, profile: Profile, p: np.ndarray, seed: int | 
                     alloc, lot, profile.candidates[k], None, seed)
 
 
+PARETO_SCREENS: dict[str, str] = {
+    "screen": "a candidate allocation that some feasible allocation Pareto-dominates in CNSS (the empty one "
+              "whenever a patient can be treated) is set aside before the rule runs, unless every candidate "
+              "is dominated (default; no levelling down)",
+    "off": "every candidate is eligible (the rule as defined on the bare utility profile)",
+}
+
+
+def _screen(profile: Profile, pareto: str) -> tuple[np.ndarray | None, str]:
+    """The eligible candidates under Pareto screen ``pareto`` (``None``: all) and a note."""
+    if pareto not in PARETO_SCREENS:
+        raise InputError("pareto", pareto, f"one of {', '.join(PARETO_SCREENS)}")
+    if pareto == "off" or profile.problem is None or profile.X is None:
+        return None, ""
+    from fairarena.allocation.pareto import dominated_mask
+
+    dom = dominated_mask(profile.problem, profile.X)
+    if not dom.any():
+        return None, ""
+    names = ", ".join(c for c, d in zip(profile.candidates, dom) if d)
+    if dom.all():
+        return None, f"every candidate is Pareto-dominated in CNSS ({names}): none set aside"
+    return ~dom, f"Pareto-dominated in CNSS, set aside: {names}"
+
+
+def _screened(fn: Callable[[np.ndarray], np.ndarray], profile: Profile, pareto: str) -> tuple[np.ndarray, str]:
+    """``fn``'s lottery over the eligible candidates (:func:`_screen`), zero on the others."""
+    keep, note = _screen(profile, pareto)
+    if keep is None:
+        return fn(profile.U), note
+    p = np.zeros(len(profile.candidates))
+    p[keep] = fn(profile.U[:, keep])
+    return p, note
+
+
 def _cand(name: str, fn: Callable[[np.ndarray], np.ndarray], title: str, citation: str, description: str,
           family: str) -> None:
-    def rule(profile: Profile, seed: int | None = 0, **opts: Any) -> Decision:
-        return _candidate_decision(name, profile, fn(profile.U), seed, description)
+    def rule(profile: Profile, seed: int | None = 0, pareto: str = "screen", **opts: Any) -> Decision:
+        p, note = _screened(fn, profile, pareto)
+        return _candidate_decision(name, profile, p, seed, description + (f" ({note})" if note else ""))
 
     RULES.add(name, Rule(name, "candidates", rule), title=title, description=description, citation=citation,
               kind="candidates", family=family, batched=fn)
@@ -205,15 +241,18 @@ _cand("variance-weighted", lambda U: C.weighted(U, C.variance_weights(U)), "Vari
       "cardinal")
 
 
-def _fixed(profile: Profile, seed: int | None = 0, weights: Sequence[float] | None = None, **opts: Any) -> Decision:
+def _fixed(profile: Profile, seed: int | None = 0, weights: Sequence[float] | None = None, pareto: str = "screen",
+           **opts: Any) -> Decision:
     w = weights
     if w is None and any(a.weight is not None for a in profile.agents):
         w = [1.0 if a.weight is None else float(a.weight) for a in profile.agents]
     w_arr = np.full(len(profile.agents), 1.0 / len(profile.agents)) if w is None else np.asarray(w, float)
     if w_arr.shape != (len(profile.agents),) or np.any(w_arr < 0) or not np.all(np.isfinite(w_arr)):
         raise InputError("weights", list(np.atleast_1d(w_arr)), "one non-negative weight per agent")
-    return _candidate_decision("fixed-weighted", profile, C.weighted(profile.U, w_arr), seed,
-                               "maximise sum_i w_i u_i with fixed weights " + ", ".join(f"{x:g}" for x in w_arr))
+    p, note = _screened(lambda U: C.weighted(U, w_arr), profile, pareto)
+    return _candidate_decision("fixed-weighted", profile, p, seed,
+                               "maximise sum_i w_i u_i with fixed weights " + ", ".join(f"{x:g}" for x in w_arr)
+                               + (f" ({note})" if note else ""))
 
 
 RULES.add("fixed-weighted", Rule("fixed-weighted", "candidates", _fixed), title="Fixed-weight scalarisation",
