@@ -84,3 +84,23 @@ def test_lottery_rows_are_scored_on_the_expected_metric():
         of_mean = compute_metrics(prof.problem, row["allocation"])
         differs |= any(abs(of_mean[k] - row["metrics"][k]) > 1e-6 for k in ("rmg", "gini_cnss", "var"))
     assert differs  # the two readings do differ on these cohorts: the choice matters
+
+
+def test_aggregate_run_labels_the_expected_metric_and_the_metric_of_the_expected_allocation():
+    from fairarena.aggregation.cli import run_result
+    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.allocation.problem import allocation_to_mapping
+
+    p = sample_cohort(1, "standard").to_problem()
+    data = {"agents": [{"name": f, "objective": f, "allocation": allocation_to_mapping(p, FRAMEWORKS.get(f).solve(p))}
+                       for f in FRAMEWORKS]}
+    out = run_result(p, data, "pf-lottery", 0, "range", "zero")
+    m, lot = out["metrics"], out["lottery"]["probabilities"]
+    assert set(m) == {"expected", "of_expected_allocation", "drawn"}
+    prof = council_profile(p)
+    M = compute_metrics_batch(p, prof.X)
+    probs = np.array([lot.get(c, 0.0) for c in prof.candidates])
+    for k in ("esg", "rmg", "gini_cnss"):
+        assert m["expected"][k] == pytest.approx(float(probs @ M[k]))
+    mean_x = np.einsum("k,knr->nr", probs, prof.X)
+    assert m["of_expected_allocation"]["rmg"] == pytest.approx(compute_metrics(p, mean_x)["rmg"])

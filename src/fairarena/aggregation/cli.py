@@ -84,7 +84,13 @@ def run_result(problem: Any, data: Any, rule: str, seed: int, normalise: str, di
         metrics = compute_metrics(problem, d.allocation)
         if d.lottery is not None and x is not None:
             decision["drawn_allocation"] = allocation_to_mapping(problem, x)
-            metrics = {"expected": metrics, "drawn": compute_metrics(problem, x)}
+            assert profile.X is not None
+            per = [(pr, compute_metrics(problem, profile.X[profile.candidates.index(c)])) for c, pr in d.lottery.items()]
+            expected = {k: float(sum(pr * m[k] for pr, m in per)) for k, v in metrics.items()
+                        if isinstance(v, (int, float)) and not isinstance(v, bool)}
+            # "expected": each metric's expectation over the lottery (how a lottery is scored);
+            # "of_expected_allocation": the metric of the averaged allocation (not a decision anyone gets)
+            metrics = {"expected": expected, "of_expected_allocation": metrics, "drawn": compute_metrics(problem, x)}
     lottery = None if d.lottery is None else {"probabilities": d.lottery, "draw": d.draw, "seed": seed}
     return {"rule": rule, "decision": decision, "lottery": lottery, "evaluation": ev, "metrics": metrics}
 
