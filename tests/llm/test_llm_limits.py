@@ -121,3 +121,72 @@ def test_a_study_fits_its_prompts_exactly_as_a_lone_debate(fake_server, tmp_path
     assert [e.get("budget") for e in study] == [e.get("budget") for e in alone]
     run = json.loads((tmp_path / "st" / "runs.jsonl").read_text().splitlines()[-1])
     assert run["server_limits"] == {fake_server.base_url: {"limit": 4, "current": 4, "lowest": 4}}
+
+
+class _CountingCondition(threading.Condition):
+    """A condition that counts how often a waiter woke up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wakeups = 0
+
+    def wait(self, timeout=None):  # noqa: ANN001, ANN201
+        got = super().wait(timeout)
+        self.wakeups += 1
+        return got
+
+
+def _queue_on(limit, n: int, hold: float = 0.0) -> list[threading.Thread]:
+    """``n`` threads that each take a slot of ``limit``, hold it ``hold`` seconds (a call) and give it back."""
+    import time
+
+    def one() -> None:
+        limit.acquire()
+        time.sleep(hold)
+        limit.release(False, latency_s=0.01, completion_tokens=1)
+
+    threads = [threading.Thread(target=one) for _ in range(n)]
+    for t in threads:
+        t.start()
+    return threads
+
+
+@pytest.mark.parametrize("kind", ["fixed", "adaptive"])
+def test_a_returned_call_wakes_one_waiter_not_every_waiter(kind):
+    """Hundreds of debates queue on one server in a study: a release that woke them all (notify_all) cost
+    each returned call a wake-up of every queued thread. Now one waiter per free slot wakes."""
+    import time
+
+    from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
+    from fairarena.llm.wrappers import ServerLimit
+
+    limit = ServerLimit("fake", 1) if kind == "fixed" else AdaptiveLimit("fake", ConcurrencyPolicy.fixed(1))
+    limit._cond = cond = _CountingCondition()
+    limit.acquire()                       # the one slot is taken: everyone below queues
+    threads = _queue_on(limit, 30, hold=0.02)
+    deadline = time.monotonic() + 10
+    while len(cond._waiters) < 30 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(cond._waiters) == 30
+    limit.release(False, latency_s=0.01, completion_tokens=1)
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads) and limit.in_flight == 0
+    assert cond.wakeups <= 30 + 5          # about one per call (notify_all: 30 + 29 + ... = 465)
+
+
+def test_a_waiter_queued_before_a_retry_after_hold_still_gets_its_slot():
+    """A hold set while threads were already waiting (with no time-out) must not strand them once every
+    call in flight has returned."""
+    import time
+
+    from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
+
+    limit = AdaptiveLimit("fake", ConcurrencyPolicy(start=1, max=1))
+    limit.acquire()
+    threads = _queue_on(limit, 3)
+    time.sleep(0.1)
+    limit.release(True, retry_after=0.3)  # refused with Retry-After 0.3 s: the only call in flight returns
+    for t in threads:
+        t.join(10)
+    assert not any(t.is_alive() for t in threads) and limit.in_flight == 0

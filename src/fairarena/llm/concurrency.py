@@ -190,7 +190,12 @@ class AdaptiveLimit:
                         self.level = min(float(self.policy.max), float(self.current + 1))
                         self._credit = 0
                     self.highest = max(self.highest, self.current)
-            self._cond.notify_all()
+            # wake as many waiters as there are free slots, not all of them: with hundreds of debates
+            # queued on one server, waking every one per returned call cost more CPU than the call itself
+            if now < self.blocked_until:
+                self._cond.notify_all()   # a Retry-After hold: every waiter waits again with its time-out
+            elif self.current > self.in_flight:
+                self._cond.notify(self.current - self.in_flight)
 
     def _latency_grew(self, latency_s: float, completion_tokens: int | None) -> bool:
         a = 0.2

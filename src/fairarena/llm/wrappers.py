@@ -186,7 +186,8 @@ class ServerLimit:
                 if self.current < self.limit and self._streak >= 4 * self.current:
                     self.current += 1
                     self._streak = 0
-            self._cond.notify_all()
+            if self.current > self.in_flight:   # wake one waiter per free slot, not every waiter
+                self._cond.notify(self.current - self.in_flight)
 
     def to_dict(self) -> dict[str, int]:
         with self._cond:
@@ -279,11 +280,15 @@ class LimitedModel(_Wrapper):
 
 
 # --------------------------------------------------------------------------- cache
+def _request_json(backend: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
+    """The canonical JSON of everything that determines a response (no URL, no key)."""
+    return json.dumps({"backend": backend, "model": model, "messages": list(messages), "params": dict(params)},
+                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def cache_key(backend: str, model: str, messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
     """sha256 over the canonical JSON of everything that determines a response (no URL, no key)."""
-    blob = json.dumps({"backend": backend, "model": model, "messages": list(messages), "params": dict(params)},
-                      sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(_request_json(backend, model, messages, params).encode("utf-8")).hexdigest()
 
 
 class ResponseCache:
@@ -296,6 +301,10 @@ class ResponseCache:
         try:
             self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # WAL's NORMAL: a commit is not synced to disk (a checkpoint is); an application crash loses
+            # nothing, a power loss at most the last answers, which a rerun asks for again. FULL synced
+            # every answer, the runner's one disk wait per call.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, backend TEXT, model TEXT, "
                              "request TEXT, response TEXT, created REAL)")
             self._db.commit()
@@ -316,11 +325,13 @@ class ResponseCache:
             raise InputError("cache", str(self.path), f"responses written by fairarena (the entry {key[:12]} is "
                                                       "not one: delete the cache or that row)") from None
 
-    def put(self, key: str, request: Mapping[str, Any], response: ChatResponse) -> None:
+    def put(self, key: str, request: Mapping[str, Any] | str, response: ChatResponse) -> None:
+        """Store ``response`` under ``key``; ``request`` (a mapping, or its JSON already made) is kept beside it."""
+        row = (key, response.backend, response.model,
+               request if isinstance(request, str) else json.dumps(request, sort_keys=True),
+               json.dumps(response.to_dict()), time.time())   # serialised outside the lock
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
-                             (key, response.backend, response.model, json.dumps(request, sort_keys=True),
-                              json.dumps(response.to_dict()), time.time()))
+            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)", row)
             self._db.commit()
 
     def __len__(self) -> int:
@@ -367,7 +378,8 @@ class CachedModel(_Wrapper):
              max_tokens: int = 512, schema: Mapping[str, Any] | None = None) -> ChatResponse:
         msgs = validate_messages(messages)
         params = validate_params(seed, temperature, max_tokens, schema).to_dict()
-        key = cache_key(self.backend, self.model, msgs, params)
+        request = _request_json(self.backend, self.model, msgs, params)
+        key = hashlib.sha256(request.encode("utf-8")).hexdigest()   # cache_key, the JSON kept for put
         hit = self.cache.get(key)
         if hit is not None:
             self.hits += 1
@@ -378,7 +390,7 @@ class CachedModel(_Wrapper):
             raise CacheMissError(f"offline replay: no cached response for {self.backend}:{self.model} "
                                  f"(key {key[:12]}) in {self.cache.path}")
         resp = self.inner.chat(msgs, seed=seed, temperature=temperature, max_tokens=max_tokens, schema=schema)
-        self.cache.put(key, {"backend": self.backend, "model": self.model, "messages": msgs, "params": params}, resp)
+        self.cache.put(key, request, resp)
         return resp
 
 
