@@ -8,6 +8,8 @@ table or the references.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fairarena.allocation.problem import allocation_to_mapping
 from fairarena.arena import Agent, DebateConfig, build_agent, parse_agent, run_debate
@@ -126,3 +128,13 @@ def test_a_debate_reports_the_servers_reuse_per_agent():
         assert 0.5 < u["prompt_reuse"] < 1      # the first call of each agent reuses nothing
     plain = _debate(rounds=1)
     assert "prompt_reuse" not in plain.usage["a"]   # a model that reports nothing: the usage as before
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab|\n é", max_size=40), st.text(alphabet="ab|\n é", max_size=40),
+       st.text(alphabet="ab|\n é", max_size=40))
+def test_shared_prefix_equals_the_character_walk(common, a, b):
+    import os
+
+    for x, y in ((common + a, common + b), (common, common + b), (common + a, common)):
+        assert shared_prefix(x, y) == len(os.path.commonprefix([x, y]))
