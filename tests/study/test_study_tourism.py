@@ -44,7 +44,7 @@ def test_design_and_keys():
     ({"stakeholders": ["residents"]}, "study.stakeholders"),
     ({"stakeholders": ["tourists:family", "aliens"]}, "study.stakeholders"),
     ({"decision": "tours"}, "study.decision"),
-    ({"closing": ["joint-draft"]}, "study.closing"),
+    ({"closing": ["mean"]}, "study.closing"),                 # a repair rule: no stakeholder utilities
     ({"mechanisms": ["pav"], "decision": "flows"}, "study.mechanisms"),        # pav: lists only
     ({"decision": "lists", "k": 99, "pois": 20}, "study.k"),
 ])
@@ -67,7 +67,7 @@ def test_records_equal_the_domain_task_called_directly(tourism_run, tmp_path):
     for r in recs:
         t = r["task"]
         direct = council_task(destination_seed=t["cohort_seed"], pois=16, stakeholders=list(cfg.stakeholders),
-                              decision="flows", k=5, rounds=cfg.rounds, closing="nash", seed=t["seed"],
+                              decision="flows", k=5, rounds=cfg.rounds, closing=cfg.closing[0], seed=t["seed"],
                               model="scripted", rules=rules, transcript=tmp_path / f"{r['key']}.jsonl")
         assert r["rows"] == json.loads(json.dumps(direct["rows"]))
         assert [row["rule"] for row in r["rows"]] == [*rules, "debate"]

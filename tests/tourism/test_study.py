@@ -16,7 +16,7 @@ from fairarena.tourism.destination import generate
 from fairarena.tourism.stakeholders import parse_stakeholders
 
 NAMES = ["tourists:family", "residents", "local-business", "destination"]
-POIS, K, ROUNDS, SEED, CLOSING = 12, 5, 3, 0, "nash"
+POIS, K, ROUNDS, SEED, CLOSING = 12, 5, 3, 0, "joint-draft"
 
 
 def _task(decision: str, path, *, seed: int = SEED, rules: list[str] | None = None, destination_seed: int = 0):
@@ -69,28 +69,40 @@ def test_rule_rows_equal_run_rule_by_rule(council):
         assert all(0.0 <= u <= 1.0 for u in row["utilities"].values())
 
 
+def _stable(path) -> list[str]:
+    """The transcript's lines without what varies between identical runs (wall times, creation time)."""
+    out = []
+    for line in path.read_text().splitlines():
+        x = json.loads(line)
+        for key in ("latency_s", "timing", "created"):
+            x.pop(key, None)
+        out.append(json.dumps(x, sort_keys=True))
+    return out
+
+
 def test_debate_row_and_transcript_equal_the_scripted_debate(council):
+    """The study's debate row is decisions.debate's joint (an arena debate), and its transcript the arena's."""
     decision, out, path = council
     d, ss, cands = _independent(decision)
-    deb = D.debate(ss, cands, CLOSING, ROUNDS, SEED)
+    deb = D.debate(d, ss, cands, decision, CLOSING, ROUNDS, SEED, k=K)
     row = out["rows"][-1]
-    assert row["rule"] == "debate" and row["chosen"] == deb["chosen"]
-    ref = D.run(d, ss, decision, CLOSING, k=K, rounds=ROUNDS, seed=SEED, cands=cands)   # run's own debate path
+    assert row["rule"] == "debate" and row["chosen"] == deb["chosen"] is not None
+    ref = D.run(d, ss, decision, "nash", k=K, rounds=ROUNDS, seed=SEED, cands=cands, closing=CLOSING)
     assert ref["decision"]["chosen"] == row["chosen"]
     assert row["utilities"] == pytest.approx({r["stakeholder"]: r["utility"] for r in ref["evaluation"]["stakeholders"]})
-    assert out["debate"] == {"rounds": len(deb["rounds"]) - 1, "agreed": deb["agreed"], "closing": deb["closing"]}
-    assert out["usage"] == {n: {"calls": len(deb["rounds"]), "prompt_tokens": 0, "completion_tokens": 0} for n in NAMES}
+    assert out["debate"] == {"rounds": ROUNDS, "agreed": deb["agreed"], "closing": CLOSING}
+    # every stakeholder speaks in each round, gives its final, and drafts or decides once (joint-draft)
+    assert out["usage"] == {n: {"calls": ROUNDS + 2, "prompt_tokens": 0, "completion_tokens": 0} for n in NAMES}
     lines = [json.loads(x) for x in path.read_text().splitlines()]
-    head, rounds, close = lines[0], lines[1:-1], lines[-1]
-    assert head["type"] == "header"
-    assert {k: head[k] for k in ("destination_seed", "stakeholders", "decision", "k", "rounds", "closing", "seed")} == \
-        {"destination_seed": 0, "stakeholders": NAMES, "decision": decision, "k": K, "rounds": ROUNDS,
-         "closing": CLOSING, "seed": SEED}
-    assert [r["type"] for r in rounds] == ["round"] * len(deb["rounds"])
-    assert [r["round"] for r in rounds] == list(range(len(deb["rounds"])))
-    assert [[r["proposals"][n] for n in NAMES] for r in rounds] == deb["rounds"]
-    assert rounds[0]["proposals"] == {n: n for n in NAMES}     # round 0: each proposes its own optimum
-    assert close == {"type": "closing", "rule": deb["closing"], "chosen": deb["chosen"], "agreed": deb["agreed"]}
+    head = lines[0]
+    assert head["type"] == "header" and head["domain"] == ("tourism-lists" if decision == "lists" else "tourism")
+    assert {k: head[k] for k in ("destination_seed", "stakeholders", "decision", "k", "seed")} == \
+        {"destination_seed": 0, "stakeholders": NAMES, "decision": decision, "k": K, "seed": SEED}
+    assert head["config"]["rounds"] == ROUNDS and head["config"]["closing"] == CLOSING
+    turns = [x for x in lines if x["type"] == "turn"]
+    assert [t["phase"] for t in turns] == ["round"] * 4 * ROUNDS + ["final"] * 4 + ["draft"] + ["decide"] * 3
+    closing = next(x for x in lines if x["type"] == "closing")
+    assert closing["rule"] == CLOSING and "Nash bargaining solution" in closing["details"]["how"]
 
 
 def test_metric_directions_cover_every_metric_of_the_rows(council):
@@ -110,7 +122,7 @@ def test_same_seed_same_result_and_rule_rows_equal_the_task(tmp_path):
     S.clear_caches()
     b = _task("lists", tmp_path / "b.jsonl", seed=3, rules=rules)
     assert json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert _stable(tmp_path / "a.jsonl") == _stable(tmp_path / "b.jsonl")
     assert [r["rule"] for r in a["rows"]] == rules + ["debate"]
     S.clear_caches()
     rr = S.rule_rows(destination_seed=0, pois=POIS, stakeholders=NAMES, decision="lists", k=K, seed=3, rules=rules)
@@ -140,8 +152,8 @@ LLM = "openai:fake@http://127.0.0.1:9/v1"
     (dict(rules=["nope"]), "study.mechanisms"),
     (dict(decision="flows", rules=["pav"]), "study.mechanisms"),
     (dict(rules=["nash", "nash"]), "study.mechanisms"),
-    (dict(closing="borda"), "study.closing"),            # the scripted debate would close with nash instead
-    (dict(closing="mean-repair"), "study.closing"),      # an arena rule, not for scripted agents
+    (dict(closing="mean"), "study.closing"),             # a repair rule needs allocation objectives
+    (dict(closing="mean-repair"), "study.closing"),      # averaged position scores state no list
     (dict(decision="flows", model=LLM, closing="no-such-rule"), "study.closing"),
     (dict(k=0), "study.k"),
     (dict(k=13), "study.k"),

@@ -432,10 +432,12 @@ def _council() -> dict[str, Any]:
 
 def _tourism() -> dict[str, Any]:
     # Issue 15's tourism study: the four built-in stakeholder kinds (tourists as the family persona) on 50
-    # seeded 40-POI destinations, negotiating visitor flows; the debate closed by Nash, every rule beside it.
+    # seeded 40-POI destinations, negotiating visitor flows through the arena; the joint drafted as the Nash
+    # bargaining solution (joint-draft, docs/tourism.md), every rule beside it.
     return dict(name="tourism", kind="council", domain="tourism", cohorts=50, first_cohort_seed=0,
                 stakeholders=["tourists:family", "residents", "local-business", "destination"], decision="flows",
-                pois=40, rounds=3, closing=["nash"], model_a="scripted", model_b="scripted", seeds=[0], mechanisms=[])
+                pois=40, rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0],
+                mechanisms=[])
 
 
 def presets() -> dict[str, dict[str, Any]]:

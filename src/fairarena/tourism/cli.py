@@ -104,7 +104,10 @@ def run_cmd(
     rule: Optional[str] = typer.Option(None, "--rule", help="Aggregation rule (see docs/tourism.md; default schulze). "
                                        "With --model: the debate's closing rule (default mean-repair)."),
     k: int = typer.Option(5, "--k", help="List length."),
-    rounds: int = typer.Option(0, "--rounds", help="Debate rounds before the rule closes (0: the rule alone)."),
+    rounds: int = typer.Option(0, "--rounds", help="Rounds of the scripted debate through the arena (0: the rule "
+                               "alone)."),
+    closing: str = typer.Option("joint-draft", "--closing", help="Scripted debate (--rounds > 0): the arena closing "
+                                "(joint-draft: the stakeholders' Nash bargaining draft; or a candidate rule)."),
     model: Optional[str] = typer.Option(None, "--model", help="LLM spec: stakeholder agents negotiate the flows "
                                         "through the arena (default: scripted agents)."),
     attention: str = typer.Option("position", "--attention", help="full-list or position."),
@@ -113,7 +116,7 @@ def run_cmd(
     force: bool = typer.Option(False, "--force"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """Each stakeholder proposes, the rule (or a scripted debate closed by it) decides, all are evaluated."""
+    """Each stakeholder proposes, the rule (or a scripted debate through the arena) decides, all are evaluated."""
     from fairarena.tourism.decisions import run
 
     check_seed(seed)
@@ -151,12 +154,15 @@ def run_cmd(
         return
     from fairarena.tourism.decisions import check_rule
 
+    from fairarena.tourism.arena import check_scripted_closing
+
     rule = rule or "schulze"
     check_rule(decision, rule)
+    check_scripted_closing(closing, decision, "--closing")
     cfg = {"destination": str(destination), "stakeholders": stakeholders, "decision": decision, "rule": rule, "k": k,
-           "rounds": rounds, "attention": attention, "seed": seed}
+           "rounds": rounds, "attention": attention, "seed": seed, **({"closing": closing} if rounds > 0 else {})}
     result = _write(out, force, "tourism run", lambda: run(d, ss, decision, rule, k=k, rounds=rounds, seed=seed,
-                                                           attention=attention), config=cfg)
+                                                           attention=attention, closing=closing), config=cfg)
     if as_json:
         emit_json(result)
     else:

@@ -1,4 +1,5 @@
-"""``tourism compare``: every rule on one destination, side by side, plus the scripted debate."""
+"""``tourism compare``: every rule on one destination, side by side, plus the scripted debate (run through the
+arena, :func:`fairarena.tourism.decisions.debate`)."""
 
 from __future__ import annotations
 
@@ -46,22 +47,24 @@ def rule_rows_of(d: Destination, stakeholders: list[Stakeholder], decision: str,
 
 
 def debate_note(deb: dict[str, Any]) -> str:
-    """How a scripted debate ended, in words."""
-    last = len(deb["rounds"]) - 1
-    if deb["agreed"]:
-        return f"agreed in round {last}"
-    return f"no agreement after {last} rounds; {deb['closing']} closed over the final proposals"
+    """How a scripted debate ended, in words (the arena closing's own account when it gives one)."""
+    head = f"{len(deb['rounds'])} rounds, " + ("every final the same" if deb["agreed"] else "the finals differ")
+    how = deb.get("how") or deb.get("note") or ""
+    return f"{head}; {deb['closing']}: {how}" if how else f"{head}; {deb['closing']} closed over the finals"
 
 
 def compare(d: Destination, stakeholders: list[Stakeholder], decision: str, *, k: int = 5, rounds: int = 3,
-            seed: int = 0, attention: str = "position", closing: str = "nash") -> dict[str, Any]:
+            seed: int = 0, attention: str = "position", closing: str = "joint-draft") -> dict[str, Any]:
     """One row per rule (and one for the debate closed by ``closing``), each a :func:`decision_row`."""
     cands = candidates(d, stakeholders, decision, k, attention=attention)
     rows = rule_rows_of(d, stakeholders, decision, cands, rule_names(decision), k=k, seed=seed, attention=attention)
     if rounds > 0:
-        deb = debate(stakeholders, cands, closing, rounds, seed)
+        deb = debate(d, stakeholders, cands, decision, closing, rounds, seed, k=k)
+        if deb["decision"] is None:
+            from fairarena.errors import SolverError
+            raise SolverError(f"the scripted debate ended without a joint decision: {deb['error'] or deb['note']}")
         rows.append(decision_row(d, stakeholders, decision, f"debate({rounds} rounds, {closing})", "debate",
-                                 deb["chosen"], cands.decisions[deb["index"]], cands, attention, debate_note(deb)))
+                                 deb["chosen"], deb["decision"], cands, attention, debate_note(deb)))
     return {"decision_kind": decision, "stakeholders": [s.name for s in stakeholders], "candidates": cands.names,
             "rows": rows, "seed": seed, "attention": attention}
 

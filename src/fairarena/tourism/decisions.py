@@ -39,7 +39,7 @@ from fairarena.tourism.metrics import flow_metrics, list_metrics
 from fairarena.tourism.stakeholders import Stakeholder, stakeholder_value
 
 __all__ = ["DECISIONS", "RANKING_RULES", "rule_names", "poi_scores", "propose", "candidates", "utility_matrix",
-           "decide", "debate", "evaluate_decision", "run", "flows_problem"]
+           "decide", "debate", "evaluate_decision", "run", "flows_problem", "lists_problem", "encode", "decode"]
 
 DECISIONS = {"lists": "a ranked list of k POIs per tourist group",
              "flows": "visitors of each group at each POI in each slot, under capacities"}
@@ -431,41 +431,61 @@ def decide(d: Destination, stakeholders: list[Stakeholder], decision: str, rule:
     return {"rule": rule, "decision": cands.decisions[i], "chosen": draw, "lottery": lot, "note": dec.note}
 
 
-def debate(stakeholders: list[Stakeholder], cands: Candidates, rule: str, rounds: int = 3, seed: int = 0
-           ) -> dict[str, Any]:
-    """The scripted debate: round 0 each agent proposes its ideal; in round ``t`` agent ``a``'s aspiration
-    is ``1 - (t / R) c_a`` (``c_a`` its profile's concession, default 0.5; never rises: monotone
-    concession) and it proposes, among the candidates it values at least that much, the one the others
-    value most (sum of their utilities). Agreement ends the debate; otherwise ``rule`` closes it over the
-    final proposals."""
-    from fairarena.aggregation.rules import aggregate
+def debate(d: Destination, stakeholders: list[Stakeholder], cands: Candidates, decision: str,
+           rule: str = "joint-draft", rounds: int = 3, seed: int = 0, *, k: int = 5,
+           transcript: Any = None, header: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The scripted debate: the stakeholders negotiate through the arena's turn loop
+    (:func:`fairarena.tourism.negotiator.scripted_negotiate`: one scripted stakeholder negotiator each,
+    ``rounds`` rounds and the finals, then the arena closing ``rule`` — ``joint-draft``, the default, drafts
+    the Nash bargaining solution over the candidates with disagreement = each stakeholder's worst final).
 
-    U = utility_matrix(cands.values)
-    N = len(stakeholders)
-    current = list(range(N))   # the first N candidates are the proposals, in stakeholder order
-    history = [[cands.names[c] for c in current]]
-    for t in range(1, rounds + 1):
-        nxt = []
-        for a, s in enumerate(stakeholders):
-            c_a = float(s.profile.get("concession", 0.5))
-            level = 1.0 - (t / rounds) * c_a
-            ok = np.flatnonzero(U[a] >= level - 1e-12)
-            others = U.sum(axis=0) - U[a]
-            nxt.append(int(ok[np.argmax(others[ok])]))
-        current = nxt
-        history.append([cands.names[c] for c in current])
-        if len(set(current)) == 1:
-            return {"rounds": history, "agreed": True, "chosen": cands.names[current[0]], "index": current[0],
-                    "closing": None}
-    finals = sorted(set(current))
-    if len(finals) == 1:
-        return {"rounds": history, "agreed": True, "chosen": cands.names[finals[0]], "index": finals[0],
-                "closing": None}
-    closing = rule if rule not in RANKING_RULES else "nash"
-    prof = _profile(stakeholders, [cands.names[c] for c in finals], U[:, finals])
-    dec = aggregate(prof, closing, seed=seed)
-    win = dec.winner if dec.winner is not None else (dec.draw or max(dec.lottery, key=dec.lottery.get))
-    return {"rounds": history, "agreed": False, "chosen": win, "index": cands.names.index(win), "closing": closing}
+    Returns ``{"rounds": [[candidate name per stakeholder] per round], "finals": [candidate name per
+    stakeholder], "agreed" (every final the same), "chosen" (the joint's candidate name; None when the joint
+    is none of them), "index" (its candidate index or None), "decision" (the joint as a decision array, None
+    when there is none), "closing" (the rule), "how" (the closing's own account), "note", "status",
+    "error", "usage" (stakeholder -> calls)}``; names are None for a proposal that is no candidate."""
+    from fairarena.allocation.problem import allocation_from_mapping
+    from fairarena.tourism.arena import agent_name
+    from fairarena.tourism.negotiator import scripted_negotiate
+
+    res = scripted_negotiate(d, stakeholders, cands, decision, rounds=rounds, closing=rule, seed=seed, k=k,
+                             transcript=transcript, header=header)
+    problem = lists_problem(d) if decision == "lists" else flows_problem(d)
+    X = [encode(d, decision, x) for x in cands.decisions]
+
+    def name_of(mapping: Any) -> int | None:
+        if not mapping:
+            return None
+        x = allocation_from_mapping(problem, mapping)
+        return next((i for i, y in enumerate(X) if np.array_equal(x, y)), None)
+
+    order = [agent_name(s) for s in stakeholders]
+    by_round: dict[int, dict[str, int | None]] = {}
+    finals: dict[str, int | None] = {}
+    for t in res.turns:
+        if t.proposal is None or not t.valid:
+            continue
+        if t.phase == "round":
+            by_round.setdefault(t.round, {})[t.agent] = name_of(t.proposal["allocation"])
+        elif t.phase == "final":
+            finals[t.agent] = name_of(t.proposal["allocation"])
+    label = (lambda i: None if i is None else cands.names[i])
+    rows = [[label(by_round[r].get(n)) for n in order] for r in sorted(by_round)]
+    fin = [label(finals.get(n)) for n in order]
+    joint = res.final.get("joint") or {}
+    idx = name_of(joint.get("allocation"))
+    dec = None
+    if joint.get("allocation"):
+        dec = decode(d, decision, allocation_from_mapping(problem, joint["allocation"]))[0]
+    from fairarena.arena.result import result_keys
+
+    keys = result_keys(order)
+    return {"rounds": rows, "finals": fin, "agreed": len(set(fin)) == 1 and fin[0] is not None,
+            "chosen": label(idx), "index": idx, "decision": dec, "closing": rule,
+            "how": (joint.get("details") or {}).get("how"), "note": joint.get("note"), "status": res.status,
+            "error": res.error, "usage": {s.name: res.usage.get(keys[agent_name(s)], {}).get("calls", 0)
+                                          for s in stakeholders},
+            "transcript": res.transcript}
 
 
 # -- evaluation --------------------------------------------------------------------------------
@@ -504,9 +524,10 @@ def to_mapping(d: Destination, decision: str, x: np.ndarray) -> dict[str, Any]:
 
 
 def run(d: Destination, stakeholders: list[Stakeholder], decision: str, rule: str, *, k: int = 5,
-        rounds: int = 0, seed: int = 0, attention: str = "position", cands: Candidates | None = None
-        ) -> dict[str, Any]:
-    """Proposals, the rule's decision (or a debate closed by the rule when ``rounds > 0``), evaluation."""
+        rounds: int = 0, seed: int = 0, attention: str = "position", cands: Candidates | None = None,
+        closing: str = "joint-draft") -> dict[str, Any]:
+    """Proposals, the rule's decision (or, when ``rounds > 0``, the scripted debate through the arena closed
+    by ``closing``), evaluation."""
     if decision not in DECISIONS:
         raise InputError("--decision", decision, f"one of {', '.join(DECISIONS)}")
     if decision == "lists" and not 1 <= k <= len(d.pois):
@@ -518,9 +539,11 @@ def run(d: Destination, stakeholders: list[Stakeholder], decision: str, rule: st
                                                           attention)["stakeholders"]}
                  for i, s in enumerate(stakeholders)}
     if rounds > 0:
-        deb = debate(stakeholders, cands, rule, rounds, seed)
-        x = cands.decisions[deb["index"]]
-        out_dec = {"rule": rule, "chosen": deb["chosen"], "debate": deb, "lottery": None}
+        deb = debate(d, stakeholders, cands, decision, closing, rounds, seed, k=k)
+        if deb["decision"] is None:
+            raise SolverError(f"the scripted debate ended without a joint decision: {deb['error'] or deb['note']}")
+        x = deb["decision"]
+        out_dec = {"rule": rule, "closing": closing, "chosen": deb["chosen"], "debate": deb, "lottery": None}
     else:
         res = decide(d, stakeholders, decision, rule, cands, k, seed)
         x = res["decision"]
@@ -552,3 +575,61 @@ def flows_problem(d: Destination) -> Any:
                              indivisible=np.ones(P * S, dtype=bool), survival=np.ones(G), urgency=np.zeros(G),
                              disadvantage=np.full(G, 1.0 / G), vulnerability=np.full(G, 1.0 / G),
                              gini_resource=res[0])
+
+
+def lists_problem(d: Destination) -> Any:
+    """The lists as an :class:`~fairarena.allocation.problem.AllocationProblem` (what a scripted debate over
+    lists negotiates in the arena): individuals are the tourist groups, resources the POIs, and a list of
+    ``k`` is stated as position scores, ``k`` for the first POI down to 1 for the last and 0 for a POI not in
+    the list (:func:`encode`, :func:`decode`). Need = ``P`` (the number of POIs, the largest score any ``k``
+    can give) for every (group, POI), capacity = ``G x P``, so the problem does not depend on ``k`` and a
+    capacity is never binding: a list's validity (scores exactly ``k..1`` on ``k`` distinct POIs) is checked
+    by :func:`decode`."""
+    from fairarena.allocation.problem import AllocationProblem
+
+    a = d.arrays
+    G, P = len(a.groups), len(a.pois)
+    return AllocationProblem(ids=a.groups, resources=tuple(a.pois), capacity=np.full(P, float(G * P)),
+                             need=np.full((G, P), float(P)), indivisible=np.ones(P, dtype=bool),
+                             survival=np.ones(G), urgency=np.zeros(G), disadvantage=np.full(G, 1.0 / G),
+                             vulnerability=np.full(G, 1.0 / G), gini_resource=a.pois[0])
+
+
+def encode(d: Destination, decision: str, x: np.ndarray) -> np.ndarray:
+    """A decision as an allocation of its arena problem: flows ``(G, P, S)`` -> ``(G, P x S)`` (the
+    resources of :func:`flows_problem`); lists ``(G, k)`` -> position scores ``(G, P)`` (:func:`lists_problem`)."""
+    a = d.arrays
+    G, P = len(a.groups), len(a.pois)
+    if decision == "flows":
+        return np.asarray(x, dtype=float).reshape(G, -1)
+    L = np.asarray(x, dtype=int)
+    out = np.zeros((G, P))
+    k = L.shape[1]
+    for g in range(G):
+        out[g, L[g]] = np.arange(k, 0, -1)
+    return out
+
+
+def decode(d: Destination, decision: str, x: np.ndarray) -> tuple[np.ndarray | None, list[str]]:
+    """The decision an allocation of the arena problem states, and what makes it no decision (empty list:
+    valid). Flows: always a ``(G, P, S)`` array (the per-slot rule is :func:`flow_feasibility`'s to check).
+    Lists: per group the POIs with a positive score, highest first; every group must score exactly ``k..1``
+    on ``k`` distinct POIs, with the same ``k`` for every group."""
+    a = d.arrays
+    G, P, S = len(a.groups), len(a.pois), len(d.slots)
+    x = np.asarray(x, dtype=float)
+    if decision == "flows":
+        return x.reshape(G, P, S), []
+    rows, bad = [], []
+    for g in range(G):
+        pos = np.flatnonzero(x[g] > 0.5)
+        order = pos[np.lexsort((pos, -x[g, pos]))]
+        k = len(order)
+        if k == 0 or sorted(np.round(x[g, order]).astype(int).tolist()) != list(range(1, k + 1)):
+            bad.append(f"{a.groups[g]}: position scores must be k..1 on k distinct POIs")
+        rows.append(order)
+    if not bad and len({len(r) for r in rows}) != 1:
+        bad.append("every group's list must have the same length k")
+    if bad:
+        return None, bad
+    return np.stack(rows), []

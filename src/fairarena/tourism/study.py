@@ -63,14 +63,13 @@ SCRIPTED = "scripted"
 MAX_ROUNDS = 50
 
 
-def scripted_closings() -> list[str]:
-    """Rules that may close a scripted debate: the candidate rules of :data:`fairarena.aggregation.RULES`,
-    except the names of ranking rules (``borda``, ``schulze``), which :func:`~fairarena.tourism.decisions.debate`
-    replaces by ``nash`` (a ranking rule cannot close over the final proposals); the study refuses them rather
-    than record a closing that did not run."""
-    from fairarena.aggregation.rules import RULES
+def scripted_closings(decision: str = "flows") -> list[str]:
+    """The closings of a scripted debate: the arena closings of
+    :func:`fairarena.tourism.arena.scripted_closings` (``joint-draft``: the stakeholder negotiators' Nash
+    bargaining draft; the candidate rules close over the finals)."""
+    from fairarena.tourism.arena import scripted_closings as closings
 
-    return [r for r in RULES.names(kind="candidates") if r not in RANKING_RULES]
+    return closings(decision)
 
 
 def _llm_closings() -> list[str]:
@@ -116,7 +115,7 @@ def check_design(*, stakeholders: list[str], decision: str, rules: list[str], cl
             parse_model_spec(model)
         except InputError as exc:
             raise InputError("study.model_a", model, exc.expected) from None
-    allowed = scripted_closings() if model == SCRIPTED else _llm_closings()
+    allowed = scripted_closings(decision) if model == SCRIPTED else _llm_closings()
     if closing not in allowed:
         raise InputError("study.closing", closing, f"one of {', '.join(allowed)}"
                          + (" (scripted debate)" if model == SCRIPTED else
@@ -201,23 +200,21 @@ def _usage_row(calls: int, prompt: int = 0, completion: int = 0) -> dict[str, in
 
 def _scripted_debate(d: Destination, ss: list[Any], cands: Candidates, *, destination_seed: int, pois: int,
                      decision: str, k: int, rounds: int, closing: str, seed: int, attention: str,
-                     transcript: str | Path) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    from fairarena.fsutil import atomic_write_text
-
-    deb = debate(ss, cands, closing, rounds, seed)
+                     transcript: str | Path) -> tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any], str | None]:
     names = [s.name for s in ss]
-    lines = [{"type": "header", "domain": "tourism", "agents": "scripted", "destination_seed": destination_seed,
-              "pois": pois, "stakeholders": names, "decision": decision, "k": k, "rounds": rounds,
-              "closing": closing, "seed": seed, "attention": attention, "candidates": cands.names}]
-    lines += [{"type": "round", "round": t, "proposals": dict(zip(names, props))}
-              for t, props in enumerate(deb["rounds"])]
-    lines.append({"type": "closing", "rule": deb["closing"], "chosen": deb["chosen"], "agreed": deb["agreed"]})
-    atomic_write_text(transcript, "".join(json.dumps(x, sort_keys=False) + "\n" for x in lines))
-    row = decision_row(d, ss, decision, "debate", "debate", deb["chosen"], cands.decisions[deb["index"]], cands,
-                       attention, debate_note(deb))
-    usage = {n: _usage_row(len(deb["rounds"])) for n in names}
-    info = {"rounds": len(deb["rounds"]) - 1, "agreed": bool(deb["agreed"]), "closing": deb["closing"]}
-    return row, usage, info
+    header = {"destination_seed": destination_seed, "pois": pois, "stakeholders": names, "decision": decision,
+              "k": k, "attention": attention, "candidates": cands.names}
+    deb = debate(d, ss, cands, decision, closing, rounds, seed, k=k, transcript=transcript, header=header)
+    usage = {n: _usage_row(deb["usage"].get(n, 0)) for n in names}
+    info = {"rounds": len(deb["rounds"]), "agreed": bool(deb["agreed"]), "closing": closing}
+    if deb["status"] != "ok" or deb["decision"] is None:
+        return None, usage, info, deb["error"] or f"no joint decision: {deb['note']}"
+    row = decision_row(d, ss, decision, "debate", "debate", deb["chosen"], deb["decision"], cands, attention,
+                       debate_note(deb))
+    error = None
+    if not row["feasible"]:
+        error = "joint decision infeasible"
+    return row, usage, info, error
 
 
 def _llm_debate(d: Destination, ss: list[Any], cands: Candidates, *, model: str, rounds: int, closing: str,
@@ -289,17 +286,17 @@ def council_task(*, destination_seed: int, pois: int, stakeholders: list[str], d
     or no joint decision: no debate row. A joint decision that breaks the flow rules: the debate row with
     ``feasible`` False and status ``"failed"``. Bad input raises InputError before any work.
     """
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or not (0 if model == SCRIPTED else 1) <= rounds <= MAX_ROUNDS:
-        raise InputError("study.rounds", rounds, f"an integer in {0 if model == SCRIPTED else 1}..{MAX_ROUNDS}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds <= MAX_ROUNDS:
+        raise InputError("study.rounds", rounds, f"an integer in 1..{MAX_ROUNDS}")
     check_design(stakeholders=list(stakeholders), decision=decision, rules=list(rules), closing=closing, k=k,
                  pois=pois, model=model)
     d, ss, cands = _setup(destination_seed, pois, stakeholders, decision, k, attention)
     rows = rule_rows_of(d, ss, decision, cands, _rules(decision, rules), k=k, seed=seed, attention=attention)
     error: str | None = None
     if model == SCRIPTED:
-        row, usage, info = _scripted_debate(d, ss, cands, destination_seed=destination_seed, pois=pois,
-                                            decision=decision, k=k, rounds=rounds, closing=closing, seed=seed,
-                                            attention=attention, transcript=transcript)
+        row, usage, info, error = _scripted_debate(d, ss, cands, destination_seed=destination_seed, pois=pois,
+                                                   decision=decision, k=k, rounds=rounds, closing=closing, seed=seed,
+                                                   attention=attention, transcript=transcript)
     else:
         row, usage, info, error = _llm_debate(d, ss, cands, model=model, rounds=rounds, closing=closing, seed=seed,
                                               attention=attention, transcript=transcript, models=models)
