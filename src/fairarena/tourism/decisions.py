@@ -543,7 +543,8 @@ def run(d: Destination, stakeholders: list[Stakeholder], decision: str, rule: st
         if deb["decision"] is None:
             raise SolverError(f"the scripted debate ended without a joint decision: {deb['error'] or deb['note']}")
         x = deb["decision"]
-        out_dec = {"rule": rule, "closing": closing, "chosen": deb["chosen"], "debate": deb, "lottery": None}
+        out_dec = {"rule": rule, "closing": closing, "chosen": deb["chosen"], "lottery": None,
+                   "debate": {k: v for k, v in deb.items() if k != "decision"}}   # the decision: below, as a mapping
     else:
         res = decide(d, stakeholders, decision, rule, cands, k, seed)
         x = res["decision"]
