@@ -15,9 +15,11 @@ from .conftest import tiny_design
 CLI = [sys.executable, "-m", "fairarena.cli", "study"]
 
 
-def test_run_json_status_and_exit_1_on_failures(tmp_path):
-    pytest.importorskip("openai")
-    cfg = tiny_design(cohorts=1, model_b="openai:m@http://127.0.0.1:9/v1", rag="off")
+def test_run_json_status_and_exit_1_on_failures(tmp_path, zero_server):
+    # a server that answers (so the reachability preflight passes) but refuses every call with a 400,
+    # which is not retried: every debate fails and is recorded, and the run exits 1
+    zero_server.plan = [400] * 100_000
+    cfg = tiny_design(cohorts=1, model_b=f"openai:m@{zero_server.base_url}", rag="off")
     study = tmp_path / "s.toml"
     study.write_text(to_toml(cfg))
     r = subprocess.run([*CLI, "run", str(study), "--out", str(tmp_path / "st"), "--json"], capture_output=True,
@@ -26,7 +28,7 @@ def test_run_json_status_and_exit_1_on_failures(tmp_path):
     s = json.loads(r.stdout)
     n = len(expand(cfg))
     assert (s["total"], s["ok"], s["failed"], s["ran"]) == (n, 0, n, n)
-    assert all("127.0.0.1:9" in f["error"] for f in s["failed_now"])
+    assert all("400" in f["error"] for f in s["failed_now"]), s["failed_now"]
     st = subprocess.run([*CLI, "status", str(tmp_path / "st"), "--json"], capture_output=True, text=True, timeout=300)
     assert st.returncode == 0
     assert {k: v for k, v in json.loads(st.stdout).items() if k != "failed_keys"} == \
