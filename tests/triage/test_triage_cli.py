@@ -202,3 +202,13 @@ def test_cli_module_builds_nothing_from_the_registries_at_import_and_help_lists_
     assert res.exit_code == 2 and "capacity = 'lavish'" in res.stderr and "tight, standard, high" in res.stderr
     res = run("optimal", "--cohort", "x.json", "--framework", "stoic")
     assert res.exit_code == 2 and "framework = 'stoic'" in res.stderr and "Traceback" not in res.output
+
+
+def test_strict_egalitarian_table_says_undefined_gini(tmp_path):
+    # strict egalitarianism levels down to the empty allocation: nobody gets nursing, so its Gini is
+    # undefined; the plain table must say so (it crashed formatting the JSON-safe None)
+    path = tmp_path / "c3.json"
+    assert run("cohort", "--seed", "3", "--out", str(path)).exit_code == 0
+    res = run("optimal", "--cohort", str(path), "--framework", "egalitarian", "--egalitarian", "strict")
+    assert res.exit_code == 0, res.output
+    assert re.search(r"Gini[^\n]*undefined", res.output), res.output

@@ -81,7 +81,7 @@ def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
             owners.setdefault(f.paper_metric, []).append(f"{f.name} (paper's Table 2)")
     for k in METRIC_KEYS:
         mt = METRICS.get(k)
-        value = "undefined" if m[k] != m[k] else f"{m[k]:.4f}"  # NaN: nobody received the resource
+        value = "undefined" if m[k] is None or m[k] != m[k] else f"{m[k]:.4f}"  # None/NaN: nobody received it
         table.add_row(mt.label, value, ", ".join(owners.get(k, [])),
                       "higher" if mt.direction == "max" else "lower")
     console.print(table)
