@@ -161,3 +161,16 @@ def test_cache_hits_cost_no_budget(fake_server, tmp_path):
     for _ in range(3):
         m.chat(MSG, seed=1)
     assert m.find(BudgetedModel).calls == 1 and m.find(UsageMeter).totals.cached_calls == 2
+
+
+def test_a_response_dict_equals_the_recursive_asdict():
+    from dataclasses import asdict
+
+    from fairarena.llm.base import ChatResponse, Usage
+
+    r = ChatResponse(text="ok", backend="openai", model="m", usage=Usage(3, 4, cached_tokens=2), latency_s=0.5,
+                     attempts=2, finish_reason="stop", json_mode="json_schema")
+    want = asdict(r)
+    want["usage"] = {**asdict(r.usage), "total_tokens": 7}
+    assert r.to_dict() == want and list(r.to_dict()) == list(want)
+    assert ChatResponse.from_dict(r.to_dict()) == r
