@@ -108,35 +108,37 @@ class FakeOpenAIServer:
                 try:
                     if srv.delay:
                         time.sleep(srv.delay)
-                    if status != 200:
-                        extra = {"Retry-After": srv.retry_after} if srv.retry_after and status == 429 else {}
-                        return self._send(status, {"error": {"message": f"scripted {status}"}}, extra)
-                    content = srv.reply if rf is None or srv.reply != FakeOpenAIServer.REPLY else \
-                        json.dumps({"ok": True, "mode": rf})
-                    if srv.echo_key_in_reply:
-                        key = self.headers.get("Authorization", "").removeprefix("Bearer ")
-                        content = content.replace("ECHO", f"{key} (Authorization: Bearer {key})")
-                    # by default a count like a tokenizer's (about 4 characters a token, at least 11), so the
-                    # client's check for a silently cut prompt does not fire
-                    chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
-                    usage: dict[str, Any] = {"prompt_tokens": max(11, chars // 4 + 1) if srv.prompt_tokens is None
-                                             else srv.prompt_tokens, "completion_tokens": 7}
-                    usage["total_tokens"] = usage["prompt_tokens"] + 7
-                    obj = {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                           "choices": [{"index": 0, "finish_reason": "stop",
-                                        "message": {"role": "assistant", "content": content}}],
-                           "usage": usage}
-                    if srv.timings is not None:
-                        obj["timings"] = srv.timings
-                    with srv._lock:
-                        cut = srv.partial > 0
-                        srv.partial -= cut
-                    if cut:
-                        return self._send_partial(obj)
-                    self._send(200, obj)
                 finally:
+                    # the call leaves the count before its answer is written: a client that reads the
+                    # answer, frees its slot and sends the next call must not find this one still counted
                     with srv._lock:
                         srv.in_flight -= 1
+                if status != 200:
+                    extra = {"Retry-After": srv.retry_after} if srv.retry_after and status == 429 else {}
+                    return self._send(status, {"error": {"message": f"scripted {status}"}}, extra)
+                content = srv.reply if rf is None or srv.reply != FakeOpenAIServer.REPLY else \
+                    json.dumps({"ok": True, "mode": rf})
+                if srv.echo_key_in_reply:
+                    key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                    content = content.replace("ECHO", f"{key} (Authorization: Bearer {key})")
+                # by default a count like a tokenizer's (about 4 characters a token, at least 11), so the
+                # client's check for a silently cut prompt does not fire
+                chars = sum(len(m.get("content") or "") for m in body.get("messages", []))
+                usage: dict[str, Any] = {"prompt_tokens": max(11, chars // 4 + 1) if srv.prompt_tokens is None
+                                         else srv.prompt_tokens, "completion_tokens": 7}
+                usage["total_tokens"] = usage["prompt_tokens"] + 7
+                obj = {"id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": content}}],
+                       "usage": usage}
+                if srv.timings is not None:
+                    obj["timings"] = srv.timings
+                with srv._lock:
+                    cut = srv.partial > 0
+                    srv.partial -= cut
+                if cut:
+                    return self._send_partial(obj)
+                self._send(200, obj)
 
             def _send_partial(self, obj: Any) -> None:
                 data = json.dumps(obj).encode()

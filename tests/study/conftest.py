@@ -86,17 +86,19 @@ class ZeroServer:
                 n_prompt = sum(len(m.get("content") or "") for m in body.get("messages", [])) // 4 + 1
                 try:
                     time.sleep(srv.delay)
-                    if status != 200:
-                        return self._send(status, {"error": {"message": f"scripted {status}"}}, {"Retry-After": "0"})
-                    self._send(200, {"id": "x", "object": "chat.completion", "created": 0,
-                                     "model": body.get("model", "m"),
-                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                  "message": {"role": "assistant", "content": srv.reply}}],
-                                     "usage": {"prompt_tokens": n_prompt, "completion_tokens": 7,
-                                               "total_tokens": n_prompt + 7}})
                 finally:
+                    # the call leaves the server's count before its answer is written: a client that reads
+                    # the answer, frees its slot and sends the next call must not find this one still counted
                     with srv._lock:
                         srv.in_flight -= 1
+                if status != 200:
+                    return self._send(status, {"error": {"message": f"scripted {status}"}}, {"Retry-After": "0"})
+                self._send(200, {"id": "x", "object": "chat.completion", "created": 0,
+                                 "model": body.get("model", "m"),
+                                 "choices": [{"index": 0, "finish_reason": "stop",
+                                              "message": {"role": "assistant", "content": srv.reply}}],
+                                 "usage": {"prompt_tokens": n_prompt, "completion_tokens": 7,
+                                           "total_tokens": n_prompt + 7}})
 
             def _send(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(obj).encode()

@@ -23,7 +23,7 @@ def test_many_debates_in_flight_and_the_limit_grows_to_keep_the_server_busy(zero
     url = zero_server.base_url
     cfg = _design(url, cohorts=4, concurrency={url: {"start": 2, "max": 6}})
     s = run_study(cfg, to_toml(cfg), tmp_path / "st", backend="threads")
-    assert s.ok == len(expand(cfg)) == 16 and s.workers == 8          # ceil(1.25 x 6) debates in flight
+    assert s.ok == len(expand(cfg)) == 16 and s.workers == 15         # ceil(2.5 x 6) debates in flight
     assert 2 < zero_server.max_in_flight <= 6                         # grew beyond its start, never past max
     lim = server_limits()[url]
     assert lim["highest"] > 2 and lim["limit"] == 6
@@ -53,7 +53,7 @@ def test_replicas_share_one_study(tmp_path):
         cfg = _design(a.base_url, replicas={a.base_url: [a.base_url, b.base_url]},
                       concurrency={a.base_url: 2, b.base_url: 2})
         s = run_study(cfg, to_toml(cfg), tmp_path / "st", backend="threads")
-        assert s.ok == len(expand(cfg)) and s.workers == 5              # two servers of 2: ceil(1.25 x 4)
+        assert s.ok == len(expand(cfg)) and s.workers == 10             # two servers of 2: ceil(2.5 x 4)
         assert a.requests > 0 and b.requests > 0                          # both replicas answered
         assert a.max_in_flight <= 2 and b.max_in_flight <= 2
         keys = [r["key"] for r in load_results(tmp_path / "st")]

@@ -798,12 +798,16 @@ def _replica_options(cfg: StudyConfig, specs: Sequence[str]) -> tuple[tuple[str,
 
 
 MAX_DEFAULT_THREADS = 1024
+THREADS_PER_SLOT = 2.5   # default debates in flight per call the servers may have in flight
 
 
 def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
-    """Debates in flight by default. Threads against model servers: every server's ceiling filled (each
-    replica counted; a debate makes one call at a time, so the servers' ceilings add up), plus a quarter
-    for the debates between two calls (prompt building, scoring), at most :data:`MAX_DEFAULT_THREADS`."""
+    """Debates in flight by default. Threads against model servers: :data:`THREADS_PER_SLOT` (2.5) x the
+    servers' ceilings added up (each replica counted; a debate makes one call at a time), at most
+    :data:`MAX_DEFAULT_THREADS`. The debates beyond the ceilings wait for a slot; they are there so that
+    when no debate is left to start, enough are still in flight to keep every slot busy while the last
+    ones finish (with a quarter more than the ceilings, the runner benchmark's server left three quarters
+    of its slots idle over the last tenth of the run: docs/performance.md)."""
     import math
 
     from fairarena.execution import default_workers
@@ -820,7 +824,7 @@ def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
                 servers[url] = max(servers.get(url, 0), p.max)
         if not servers:
             return cores
-        return min(MAX_DEFAULT_THREADS, max(2, math.ceil(1.25 * sum(servers.values()))))
+        return min(MAX_DEFAULT_THREADS, max(2, math.ceil(THREADS_PER_SLOT * sum(servers.values()))))
     return cores
 
 
