@@ -90,7 +90,7 @@ def build_agent(name: str, agent: str | Profile, model: str, cohort: Cohort, *, 
     note = None
     if profile.uses_retrieval:
         want = rag == "on" or (rag == "auto" and negotiator is None)
-        missing = rag_unavailable()
+        missing = rag_unavailable() if want else None   # two module searches: not for every debate without retrieval
         if not want:
             note = ("retrieval off (--rag off)" if rag == "off" else
                     "retrieval off: the scripted negotiator does not read text (use --rag on to record it)")
