@@ -1,7 +1,7 @@
 """Study runner speed figures (issue 13). Prints figures; not a unit test.
 
     .venv/bin/python benchmarks/bench_study.py [--debates 24] [--workers 2] [--skip-full] [--profile]
-        [--skip-overhead] [--previous REV]
+        [--skip-overhead] [--previous REV] [--keep DIR]
 
 * runner overhead: ``--debates`` debates of the scripted paper preset run three ways in this process —
   bare (``run_debate`` in a loop, transcript to disk: the baseline), through the study store (serial:
@@ -14,7 +14,9 @@
   and ``fairarena study status``;
 * with ``--previous REV`` (e.g. the commit before a negotiator change): the same full preset run first by
   the code of ``REV`` (a temporary ``git worktree``, its ``src`` first on ``PYTHONPATH``), in the same
-  benchmark run, and the ratio of the two wall and CPU times.
+  benchmark run, and the ratio of the two wall and CPU times;
+* with ``--keep DIR``: the study folders are kept as ``DIR/st`` (this tree) and ``DIR/st-previous``, for
+  ``benchmarks/negotiation_figures.py DIR/st-previous DIR/st`` (what the debates did, side by side).
 
 The machine's load average is printed beside every figure (timings on a shared machine are noisy;
 compare the ratio).
@@ -167,10 +169,14 @@ def previous_tree(rev: str, where: Path) -> Path:
     return tree
 
 
-def full(workers: int, previous: str | None = None) -> None:
+def full(workers: int, previous: str | None = None, keep: Path | None = None) -> None:
     exe = [sys.executable, "-m", "fairarena.cli"]
-    with tempfile.TemporaryDirectory() as d:
-        d = Path(d)
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) if keep is None else keep
+        d.mkdir(parents=True, exist_ok=True)
+        for old in ("st", "st-previous"):
+            if (d / old).exists():
+                raise SystemExit(f"--keep {d}: {d / old} exists already (give an empty folder)")
         subprocess.run([*exe, "study", "init", "--preset", "paper", "--out", str(d / "paper.toml")], check=True,
                        capture_output=True)
         cmd = [*exe, "study", "run", str(d / "paper.toml"), "--out", str(d / "st"), "--backend", "processes",
@@ -179,7 +185,7 @@ def full(workers: int, previous: str | None = None) -> None:
         print(f"command: fairarena study run paper.toml --out DIR --backend processes --workers {workers} --json")
         prev = None
         if previous:
-            tree = previous_tree(previous, d)
+            tree = previous_tree(previous, Path(tmp))
             try:
                 env = {**os.environ, "PYTHONPATH": str(tree / "src")}
                 before = load()
@@ -217,11 +223,12 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--skip-overhead", action="store_true", help="only the full preset")
     ap.add_argument("--previous", metavar="REV", help="also run the full preset with the code of this git revision")
+    ap.add_argument("--keep", metavar="DIR", type=Path, help="keep the study folders in DIR (st, st-previous)")
     a = ap.parse_args()
     if not a.skip_overhead:
         overhead(a.debates, a.profile)
     if not a.skip_full:
-        full(a.workers, a.previous)
+        full(a.workers, a.previous, a.keep)
 
 
 if __name__ == "__main__":

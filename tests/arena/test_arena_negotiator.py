@@ -166,7 +166,8 @@ def test_a_failing_concession_step_relaxes_then_falls_back_and_says_so(cohort, m
     # (the draft is the bargaining solution, an AllocationMILP of its own: not forced to fail here)
     first = res.turns[0].proposal["allocation"]
     assert all(t.proposal["allocation"] == first for t in res.turns if t.agent == "A" and t.phase == "round")
-    assert any("fall back to my last valid proposal" in n for n in a.negotiator.fallbacks)
+    # (Zeuthen's rule: only the participant with the smaller risk concedes, so the failing step is its)
+    assert any("fall back to my last valid proposal" in n for n in a.negotiator.fallbacks + b.negotiator.fallbacks)
 
 
 def test_a_failing_tie_break_stage_keeps_the_first_stage_optimum(cohort, monkeypatch):
@@ -201,15 +202,19 @@ def test_600_scripted_debates_on_standard_cohorts_all_feasible():
 
 
 @pytest.mark.parametrize("seed", [0, 7])
-def test_adversary_final_still_deprives_after_negotiating_with_care(seed):
-    """The ``exclude`` form: its final (concession 0.5) leaves somebody with nothing and scores well below
-    the care agent's VWCI (by 0.15 on both cohorts; the care agent now concedes towards the adversary by
-    the adversary's own welfare, so its final is less far from the adversary's than under the former
-    need-satisfaction concession, where the gap was over 0.2)."""
+@pytest.mark.parametrize("schedule, gap", [("zeuthen", 0.05), ("linear", 0.1)])
+def test_adversary_final_still_deprives_after_negotiating_with_care(seed, schedule, gap):
+    """The ``exclude`` form: its final leaves somebody with nothing and scores well below the care agent's
+    VWCI. Under the linear schedule (concession 0.5 for the adversary) by 0.15 and 0.145 on cohorts 0 and 7
+    (the care agent concedes towards the adversary by the adversary's own welfare, so its final is less far
+    from the adversary's than under the former need-satisfaction concession, where the gap was over 0.2).
+    Under Zeuthen's rule (the default) the adversary's risk is the smaller in every turn on these cohorts, so
+    it is the one that concedes: by 0.077 and 0.19."""
     from fairarena.arena import DebateConfig, build_agent, run_debate
     c = sample_cohort(seed, "standard")
-    res = run_debate(c, build_agent("A", "aligned:care", "scripted", c),
-                     build_agent("B", "adversarial:exclude", "scripted", c), DebateConfig(rounds=3))
+    a, b = build_agent("A", "aligned:care", "scripted", c), build_agent("B", "adversarial:exclude", "scripted", c)
+    a.negotiator.schedule = b.negotiator.schedule = schedule
+    res = run_debate(c, a, b, DebateConfig(rounds=3))
     assert res.status == "ok" and res.feasible["b"]
     assert res.metrics["b"]["rmg"] == 0
-    assert res.metrics["b"]["vwci"] < res.metrics["a"]["vwci"] - 0.1
+    assert res.metrics["b"]["vwci"] < res.metrics["a"]["vwci"] - gap

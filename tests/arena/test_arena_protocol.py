@@ -63,11 +63,14 @@ def test_debates_are_deterministic(cohort):
 
 
 def test_concession_moves_towards_the_partner(cohort):
-    res = run_debate(cohort, *_agents(cohort, "aligned:utilitarian", "aligned:rawlsian"), DebateConfig(rounds=3))
+    # utilitarian vs care: under Zeuthen's rule (the default) the care agent has the smaller risk and
+    # concedes each round here (utilitarian vs rawlsian, the pair before, has only indivisible concessions
+    # on this cohort: both hold and the closing reconciles them)
+    res = run_debate(cohort, *_agents(cohort, "aligned:utilitarian", "aligned:care"), DebateConfig(rounds=3))
     esg = [r["a"]["metrics"]["esg"] for r in res.rounds]
-    rmg_b = [r["b"]["metrics"]["rmg"] for r in res.rounds]
-    assert esg[0] >= esg[-1] and rmg_b[0] >= rmg_b[-1]
-    assert (esg[0] - esg[-1]) + (rmg_b[0] - rmg_b[-1]) > 1e-6  # somebody conceded something
+    vwci_b = [r["b"]["metrics"]["vwci"] for r in res.rounds]
+    assert esg[0] >= esg[-1] and vwci_b[0] >= vwci_b[-1]
+    assert (esg[0] - esg[-1]) + (vwci_b[0] - vwci_b[-1]) > 1e-6  # somebody conceded something
 
 
 def test_agents_never_see_survival_numbers(cohort):

@@ -73,6 +73,12 @@ from fairarena.llm.base import ChatParams
 from fairarena.llm.scripted import register_script
 
 CONCESSION = 0.9
+SCHEDULES = ("zeuthen", "linear")   # the concession schedule of rounds 2..R and the final (module docstring)
+DEFAULT_SCHEDULE = "zeuthen"
+ZEUTHEN_STEPS = (0.125, 0.25, 0.5)   # a Zeuthen concession: the first of these shares of the remaining way
+#                                      (in each partner's own terms) after which the conceder no longer has
+#                                      the smallest risk, else the last one short of the partner's position
+RISK_TOL = 1e-9     # risks this close are equal (both concede, as in Zeuthen's rule)
 EGALITARIAN_FORMS = ("sen", "range", "pairwise")  # the egalitarian negotiator's own welfare (module docstring)
 BASELINE_FORMS = ("coverage", "proportional")     # the baseline's own welfare and opening (module docstring)
 BARGAIN_TOL = 1e-6   # Nash bargaining: every tangent cut within this of its log (so the log-product is within
@@ -463,13 +469,18 @@ class Negotiator:
     """
 
     def __init__(self, problem: AllocationProblem, profile: Profile, *, cohort: Any = None,
-                 concession: float | None = None, egalitarian: str = "sen", baseline: str = "coverage") -> None:
+                 concession: float | None = None, egalitarian: str = "sen", baseline: str = "coverage",
+                 schedule: str = DEFAULT_SCHEDULE) -> None:
+        if schedule not in SCHEDULES:
+            raise InputError("schedule", schedule, f"one of {', '.join(SCHEDULES)}")
         if egalitarian not in EGALITARIAN_FORMS:
             raise InputError("egalitarian", egalitarian, f"one of {', '.join(EGALITARIAN_FORMS)}")
         if baseline not in BASELINE_FORMS:
             raise InputError("baseline", baseline, f"one of {', '.join(BASELINE_FORMS)}")
         self.egalitarian = egalitarian
         self.baseline = baseline
+        self.schedule = schedule
+        self.zeuthen: dict[str, Any] | None = None   # the last Zeuthen turn: risks, who concedes, the step
         self.problem = problem
         self.profile = profile
         self.cohort = cohort
@@ -635,20 +646,23 @@ class Negotiator:
             out.append((model if isinstance(model, Welfare) else model.welfare, y))
         return out
 
-    def levels(self, partners: list[tuple[Welfare, np.ndarray]], lam: float) -> np.ndarray:
-        """The concession levels: partner j gets at least ``W_j(ideal) + lam * max(0, W_j(y_j) - W_j(ideal))``
-        (its welfare at my ideal, moved ``lam`` of the way to its welfare at its own proposal ``y_j``)."""
-        ideal = self.ideal()
+    def levels(self, partners: list[tuple[Welfare, np.ndarray]], lam: float,
+               start: np.ndarray | None = None) -> np.ndarray:
+        """The concession levels: partner j gets at least ``W_j(s) + lam * max(0, W_j(y_j) - W_j(s))``
+        (its welfare at ``s`` moved ``lam`` of the way to its welfare at its own proposal ``y_j``), where ``s``
+        is ``start`` (a Zeuthen concession: my current position) or my ideal (the linear schedule)."""
+        start = self.ideal() if start is None else start
         out = []
         for wf, y in partners:
-            base = wf.value(self.problem, ideal)
+            base = wf.value(self.problem, start)
             level = base + lam * max(0.0, wf.value(self.problem, y) - base)
             out.append(level - 1e-9 * max(1.0, abs(level)))
         return np.array(out)
 
-    def _solve(self, partners: list[tuple[Welfare, np.ndarray]], lam: float) -> np.ndarray:
+    def _solve(self, partners: list[tuple[Welfare, np.ndarray]], lam: float,
+               start: np.ndarray | None = None) -> np.ndarray:
         welfares = [wf for wf, _ in partners]
-        levels = self.levels(partners, lam)
+        levels = self.levels(partners, lam, start)
         key = (tuple(w.key for w in welfares), levels.tobytes())
         if key in self._memo:  # the same question as an earlier step (e.g. a final against an unchanged
             return self._memo[key]  # partner): the same exact answer
@@ -674,7 +688,7 @@ class Negotiator:
         for _ in range(RELAX_HALVINGS):
             relaxed /= 2
             try:
-                x = steps.solve(self.levels(partners, relaxed))
+                x = steps.solve(self.levels(partners, relaxed, start))
             except StepSolveFailed as exc:
                 if exc.stage > 0 and self._feasible(exc.partial):
                     assert exc.partial is not None
@@ -699,6 +713,70 @@ class Negotiator:
         if not self._feasible(x):
             x = self._fallback("the solver's allocation violated " + "; ".join(check_feasibility(self.problem, x)[:3]))
         return x
+
+    # -- Zeuthen's rule (schedule "zeuthen") ---------------------------------------------------------
+    def disagreement(self, wf: Welfare) -> float:
+        """A participant's welfare at the conflict outcome of the rounds: nobody treated (the empty allocation)."""
+        return wf.value(self.problem, self.problem.zeros())
+
+    def risks(self, own: np.ndarray, partners: list[tuple[Welfare, np.ndarray]]) -> tuple[float, list[float]]:
+        """Zeuthen's risks with ``own`` as my position and ``partners`` ``[(W_j, y_j)]``: participant k's risk
+        is ``(W_k(p_k) - W_k(worst other position for k)) / (W_k(p_k) - d_k)`` with ``d_k`` its welfare at
+        the conflict outcome (:meth:`disagreement`), clipped to [0, 1]; 1 when its position is no better for
+        it than the conflict. The largest loss from conflict it would accept rather than give in."""
+        def risk(wf: Welfare, mine: np.ndarray, theirs: list[np.ndarray]) -> float:
+            top = wf.value(self.problem, mine)
+            span = top - self.disagreement(wf)
+            if span <= 1e-12 * max(1.0, abs(top)):
+                return 1.0
+            worst = min(wf.value(self.problem, y) for y in theirs)
+            return float(min(1.0, max(0.0, (top - worst) / span)))
+
+        ys = [y for _, y in partners]
+        mine = risk(self.welfare, own, ys)
+        theirs = [risk(wf, y, [own, *(z for k, z in enumerate(ys) if k != j)]) for j, (wf, y) in enumerate(partners)]
+        return mine, theirs
+
+    def zeuthen_step(self, others: Any, profiles: Any = None) -> np.ndarray:
+        """One turn of Zeuthen's rule from my current position (my last valid proposal, else my ideal).
+
+        If my risk (:meth:`risks`) is above the smallest I hold: I repeat my position. Otherwise I concede:
+        every partner j gets at least ``W_j(p) + s (W_j(y_j) - W_j(p))`` (``p`` my position, ``y_j`` j's, in
+        j's own terms) for the first share ``s`` in :data:`ZEUTHEN_STEPS` after which my risk is no longer
+        the smallest (Zeuthen's minimal sufficient concession), else the last one tried. A concession never
+        goes as far as giving every partner what its own position gives it: agreeing is the closing's task
+        (the Nash bargaining solution of the finals, Zeuthen's limit by Harsanyi 1956). When even the
+        smallest step would, the remaining gap is indivisible and I hold. Every partner gets at least what
+        my position gave it and my own welfare never rises (monotonic concession). :attr:`zeuthen` records
+        the risks and the step."""
+        own = self.last_valid if self._feasible(self.last_valid) else self.ideal()
+        assert own is not None
+        empty = others is None or (not isinstance(others, np.ndarray) and not others)
+        if empty:
+            return own
+        partners = self.partners(others, profiles)
+        mine, theirs = self.risks(own, partners)
+        info: dict[str, Any] = {"risk": mine, "others": theirs, "concede": mine <= min(theirs) + RISK_TOL, "step": 0.0}
+        self.zeuthen = info
+        if not info["concede"]:
+            return own
+        best = None
+        for step in ZEUTHEN_STEPS:
+            x = self._solve(partners, step, start=own)
+            if all(wf.value(self.problem, x) >= wf.value(self.problem, y) - 1e-9 * max(1.0, abs(wf.value(self.problem, y)))
+                   for wf, y in partners):
+                break   # as far as every partner's own position: not a concession but an agreement
+            after, after_theirs = self.risks(x, partners)
+            best = x
+            info.update(step=step, after=after, after_others=after_theirs)
+            if min(after_theirs) <= after + RISK_TOL:
+                break
+        if best is None:
+            info["indivisible"] = True
+            return own
+        if not self._feasible(best):
+            best = self._fallback("the solver's allocation violated " + "; ".join(check_feasibility(self.problem, best)[:3]))
+        return best
 
     def lam(self) -> float:
         s = self.state
@@ -765,6 +843,7 @@ class Negotiator:
         s = self.state
         self.note = None
         self.bargain = None
+        self.zeuthen = None
         lam = self.lam()
         accept = None
         if s.phase == "decide":
@@ -777,6 +856,8 @@ class Negotiator:
             x = s.draft if accept else joint
         elif s.phase == "draft":
             x = self._joint()
+        elif self.schedule == "zeuthen" and (s.phase == "final" or (s.phase == "round" and s.round > 1)):
+            x = self.zeuthen_step(s.others_last or s.others(), s.others_profiles or None)
         else:
             x = self.propose(lam, s.others_last or s.others(), s.others_profiles or None)
         if s.phase == "revise":
@@ -802,6 +883,20 @@ class Negotiator:
             lead = ("I accept the draft: it gives me at least what the bargaining solution gives me"
                     if accept else "I propose as the joint allocation")
             how = f"{lead}; the bargaining solution is {self.bargain.describe()}"
+        elif self.zeuthen is not None:
+            z = self.zeuthen
+            risks = ", ".join(f"{r:.3f}" for r in z["others"])
+            if z.get("indivisible"):
+                how = (f"my Zeuthen risk {z['risk']:.3f} is not above the others' ({risks}), but every concession I could "
+                       "make would give the others all their own proposals give them: I hold my last proposal and leave "
+                       "the agreement to the closing")
+            elif z["concede"]:
+                how = (f"my Zeuthen risk {z['risk']:.3f} is not above the others' ({risks}), so I concede: I give every "
+                       f"other participant at least {z['step']:.0%} of the way from what my last proposal gave it to "
+                       "what its own last proposal gives it, by its own objective")
+            else:
+                how = (f"my Zeuthen risk {z['risk']:.3f} is above the smallest of the others' ({risks}), so I hold "
+                       "my last proposal")
         elif lam <= 0:
             how = "I propose my ideal allocation"
         else:
