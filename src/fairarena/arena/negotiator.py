@@ -23,8 +23,18 @@ solution of the finals.
   framework's own egalitarian optimum (the least unequal undominated allocation) is not used as the
   opening: it is not the maximiser of any concave welfare the concessions and the bargaining could use,
   and it costs minutes on some standard cohorts.
-* **Concession rule** (rounds ``t = 2..R`` and the final; Zeuthen-style monotonic concessions in utility
-  terms): maximise its own welfare subject to giving every other participant ``j`` at least::
+* **Concession schedule** (rounds ``t = 2..R`` and the final), ``schedule="zeuthen"`` (default): Zeuthen's
+  rule (Zeuthen 1930; Harsanyi 1956) as a monotonic concession protocol (Rosenschein & Zlotkin 1994). From
+  its position ``p`` (its last proposal) each participant computes every participant's risk
+  ``r_k = (W_k(p_k) - W_k(worst other position for k)) / (W_k(p_k) - W_k(nobody treated))`` (clipped to
+  [0, 1]; 1 when its position is no better for it than the conflict outcome). The smallest risk concedes
+  (ties: all of them), the others hold. A concession gives every partner ``j`` at least
+  ``W_j(p) + s (W_j(y_j) - W_j(p))`` (one MILP, as below) for the first ``s`` in :data:`ZEUTHEN_STEPS`
+  after which its risk is no longer the smallest, and never as far as every partner's own position: when
+  even the smallest step would, the gap is indivisible and it holds (agreeing is the closing's task).
+  Each proposal gives every partner at least what the previous one gave it; its own welfare never rises.
+* ``schedule="linear"`` (the former default; the adversary then concedes 0.5 instead of 0.9, research
+  file): maximise its own welfare subject to giving every other participant ``j`` at least::
 
       W_j(x)  >=  W_j(ideal) + lambda_t * max(0, W_j(y_j) - W_j(ideal))
       lambda_t = c (t - 1) / (R - 1)   (rounds; 0 when R = 1)      lambda_final = c   (c = 0.9)
@@ -48,7 +58,6 @@ solution of the finals.
   The draft's justification says how it was formed. Asked to revise (the dialectical closing), its k-th
   revision is the concession rule against the others' current positions at
   ``lambda = 1 - (1 - c) / 2^k`` (0.95, 0.975, ... for c = 0.9).
-* The adversary concedes 0.5 instead of 0.9 (research file).
 
 Justifications and critiques are generated from templates naming the metric values.
 """
