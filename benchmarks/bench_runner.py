@@ -1,7 +1,7 @@
 """How close the study runner gets to what a model server can deliver (issue 20).
 
     .venv/bin/python -u benchmarks/bench_runner.py [--slots 64] [--latency 0.2] [--sweep 16,32,64,128]
-                                                    [--cohorts 50] [--policy adaptive|fixed]
+                                                    [--cohorts 50] [--policy adaptive|fixed] [--workers N]
 
 A FAKE OpenAI-compatible server (no model: ``FakeSlotServer`` below) runs in its own process on loopback.
 It answers each chat completion after a fixed latency with S parallel slots (a call waits for a slot,
@@ -20,9 +20,15 @@ or ``fixed`` (``concurrency = {url = S}``).
 Figures (one JSON line per S):
 - ``efficiency`` = ideal makespan / measured makespan, the ideal being (calls the server answered x
   latency / S): 1.0 means the server never had an idle slot; target >= 0.9 at S = 64;
-- ``client_ms_per_call``: the runner process's CPU time (user + system) per call it made, everything the
-  client does between two calls (the arena's prompt building and scoring, the HTTP client, the store);
-  target < 2 ms;
+- ``client_ms_per_call``: the runner process's CPU time (user + system) per call the server answered,
+  everything the client does between two calls (the arena's prompt building and scoring, the HTTP client,
+  the response cache, the store); target < 2 ms;
+- ``client_ms_per_turn``: the same CPU per model call the debates made (``turns``: the server's calls and
+  the ones answered from the response cache, which cost the arena's work but no HTTP);
+- ``slots_busy_by_tenth``: the share of the S slots busy in each tenth of the span from the first call to
+  the last reply (where the idle time goes: the ramp, the middle, the tail);
+- ``server_ms_per_call``: the fake server's own CPU per call (HTTP, JSON, the reply). It is not the
+  client's overhead, but on a 2-core machine it competes with the client for the same cores;
 - ``peak_rss_mb`` of the runner process (``ru_maxrss``), the server's peak calls in flight, the
   controller's final and lowest level, and the machine's load average beside them.
 
@@ -67,6 +73,26 @@ class FakeSlotServer:
         self.peak = 0
         self.busy_since: float | None = None
         self.replies: dict[str, str] = {}
+        self.cpu0 = 0.0
+        self.busy = 0                                # slots serving a call now
+        self.events: list[tuple[float, int]] = []    # (time, busy slots from then on)
+
+    def utilisation(self, parts: int = 10) -> dict:
+        """Busy slots over the span from the first call to the last reply: the span, and the share of the
+        S slots busy in each tenth of it (where the ideal's idle time went: ramp-up, middle, tail)."""
+        if not self.events:
+            return {"span_s": 0.0, "by_tenth": []}
+        t0, t1 = self.events[0][0], self.events[-1][0]
+        span = max(t1 - t0, 1e-9)
+        area = [0.0] * parts
+        for (ta, busy), (tb, _) in zip(self.events, self.events[1:]):
+            a = ta
+            while a < tb:   # spread [ta, tb) over the buckets it covers
+                k = min(parts - 1, int((a - t0) / span * parts))
+                end = min(tb, t0 + (k + 1) * span / parts)
+                area[k] += busy * (end - a)
+                a = end if end > a else tb
+        return {"span_s": round(span, 2), "by_tenth": [round(x / (self.slots * span / parts), 3) for x in area]}
 
     def reply_for(self, body: dict) -> str:
         prompt = next((m["content"] for m in body.get("messages", []) if "| P1 |" in m.get("content", "")), "")
@@ -88,7 +114,8 @@ class FakeSlotServer:
                         length = int(h.split(":", 1)[1])
                 data = await reader.readexactly(length) if length else b""
                 if method == "GET" and path.endswith("/stats"):
-                    out = json.dumps({"requests": self.requests, "peak_in_flight": self.peak}).encode()
+                    out = json.dumps({"requests": self.requests, "peak_in_flight": self.peak,
+                                      "cpu_s": time.process_time() - self.cpu0, **self.utilisation()}).encode()
                 elif method == "GET":
                     out = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
                 else:
@@ -99,7 +126,13 @@ class FakeSlotServer:
                     try:
                         assert self.sem is not None
                         async with self.sem:
-                            await asyncio.sleep(self.latency)
+                            self.busy += 1
+                            self.events.append((time.monotonic(), self.busy))
+                            try:
+                                await asyncio.sleep(self.latency)
+                            finally:
+                                self.busy -= 1
+                                self.events.append((time.monotonic(), self.busy))
                     finally:
                         self.in_flight -= 1
                     text = self.reply_for(body)
@@ -118,6 +151,7 @@ class FakeSlotServer:
 
     async def serve(self, port: int) -> None:
         self.sem = asyncio.Semaphore(self.slots)
+        self.cpu0 = time.process_time()  # the server's own CPU is counted from here (imports done)
         srv = await asyncio.start_server(self.handle, "127.0.0.1", port, backlog=1024)
         print("ready", flush=True)
         async with srv:
@@ -139,9 +173,9 @@ def server_stats(url: str) -> dict:
         return json.loads(r.read())
 
 
-def run_once(slots: int, latency: float, cohorts: int, policy: str) -> dict:
+def run_once(slots: int, latency: float, cohorts: int, policy: str, workers: int | None = None) -> dict:
     from fairarena.experiments.study import preset, to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.experiments.study_store import live_stats, run_study
     from fairarena.llm.wrappers import server_limits
 
     proc, url = start_server(slots, latency)
@@ -151,11 +185,13 @@ def run_once(slots: int, latency: float, cohorts: int, policy: str) -> dict:
                      rag="off", concurrency=conc)
         with tempfile.TemporaryDirectory() as tmp:
             la = "%.2f %.2f %.2f" % os.getloadavg()
+            turns0 = live_stats()["calls"]
             c0 = os.times()
             t0 = time.perf_counter()
-            s = run_study(cfg, to_toml(cfg), Path(tmp) / "st", backend="threads")
+            s = run_study(cfg, to_toml(cfg), Path(tmp) / "st", backend="threads", workers=workers)
             wall = time.perf_counter() - t0
             c1 = os.times()
+            turns = live_stats()["calls"] - turns0
         st = server_stats(url)
         cpu = (c1.user - c0.user) + (c1.system - c0.system)
         ideal = st["requests"] * latency / slots
@@ -164,7 +200,10 @@ def run_once(slots: int, latency: float, cohorts: int, policy: str) -> dict:
                 "failed": s.failed, "workers": s.workers, "server_calls": st["requests"],
                 "ideal_s": round(ideal, 2), "wall_s": round(wall, 2), "efficiency": round(ideal / wall, 3),
                 "client_ms_per_call": round(1000 * cpu / max(1, st["requests"]), 2),
-                "server_peak_in_flight": st["peak_in_flight"], "limit_final": lim.get("current"),
+                "client_ms_per_turn": round(1000 * cpu / max(1, turns), 2), "turns": turns,
+                "server_ms_per_call": round(1000 * st["cpu_s"] / max(1, st["requests"]), 2),
+                "server_peak_in_flight": st["peak_in_flight"],
+                "server_busy_span_s": st["span_s"], "slots_busy_by_tenth": st["by_tenth"], "limit_final": lim.get("current"),
                 "limit_lowest": lim.get("lowest"), "limit_highest": lim.get("highest"),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "load_before": la, "load_after": "%.2f %.2f %.2f" % os.getloadavg()}
@@ -181,12 +220,13 @@ def main() -> None:
     ap.add_argument("--sweep", default="", help="comma-separated S values run after --slots (e.g. 16,32,128)")
     ap.add_argument("--cohorts", type=int, default=50)
     ap.add_argument("--policy", choices=("adaptive", "fixed"), default="adaptive")
+    ap.add_argument("--workers", type=int, default=None, help="debates in flight (default: the runner's own)")
     args = ap.parse_args()
     if args.serve:
         asyncio.run(FakeSlotServer(args.slots, args.latency).serve(args.serve))
         return
     for s in [args.slots] + [int(x) for x in args.sweep.split(",") if x]:
-        print(json.dumps(run_once(s, args.latency, args.cohorts, args.policy)), flush=True)
+        print(json.dumps(run_once(s, args.latency, args.cohorts, args.policy, args.workers)), flush=True)
 
 
 if __name__ == "__main__":
