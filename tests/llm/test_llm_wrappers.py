@@ -174,3 +174,14 @@ def test_a_response_dict_equals_the_recursive_asdict():
     want["usage"] = {**asdict(r.usage), "total_tokens": 7}
     assert r.to_dict() == want and list(r.to_dict()) == list(want)
     assert ChatResponse.from_dict(r.to_dict()) == r
+
+
+def test_checked_messages_are_checked_once_down_the_stack():
+    from fairarena.errors import InputError
+    from fairarena.llm.base import CheckedMessages, validate_messages
+
+    msgs = validate_messages([{"role": "user", "content": "hi", "extra": 1}])
+    assert type(msgs) is CheckedMessages and msgs == [{"role": "user", "content": "hi"}]
+    assert validate_messages(msgs) is msgs                       # not checked (nor copied) again
+    with pytest.raises(InputError):
+        validate_messages(list(msgs) + [{"role": "robot", "content": "x"}])   # a new list is checked

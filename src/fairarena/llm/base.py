@@ -200,8 +200,16 @@ class ChatModel(Protocol):
              max_tokens: int = 512, schema: Mapping[str, Any] | None = None) -> ChatResponse: ...
 
 
+class CheckedMessages(list):  # type: ignore[type-arg]
+    """A message list :func:`validate_messages` returned: passed down a stack of wrappers to the backend, it is
+    not checked again at every layer (each check encodes every message; prompts run to several kB)."""
+
+
 def validate_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
-    """Check the message list once at the edge; returns plain dicts."""
+    """Check the message list once at the edge; returns plain dicts (a :class:`CheckedMessages`, which this
+    returns as it is: do not add to it)."""
+    if type(messages) is CheckedMessages:
+        return messages
     if not messages:
         raise InputError("messages", messages, "at least one message")
     out: list[dict[str, str]] = []
@@ -218,7 +226,7 @@ def validate_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
             raise InputError(f"messages[{i}].content", content[max(0, exc.start - 20):exc.end + 20],
                              f"text that is valid Unicode (a lone surrogate at character {exc.start})") from None
         out.append({"role": role, "content": content})
-    return out
+    return CheckedMessages(out)
 
 
 def validate_params(seed: int | None, temperature: float, max_tokens: int,
