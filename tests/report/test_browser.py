@@ -197,7 +197,9 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
         drv.get(path.as_uri())
         js = drv.execute_script
         tabs = drv.find_elements(By.CSS_SELECTOR, "nav.tabs button")
-        assert [t.text for t in tabs] == ["Study", "Tables", "Emergence", "Figures", "Debates"]
+        assert [t.text for t in tabs] == ["Study", "Tables", "Emergence", "Effects against noise",
+                                          "Transcript analyses", "Figures", "Debates"]
+        by = {t.text: t for t in tabs}
         assert "joint-draft" in drv.find_element(By.CSS_SELECTOR, "#study pre").text      # the study file
         tabs[1].click()
         sizes = js("return [...document.querySelectorAll('#tables table.fa')].map(t => "
@@ -216,9 +218,13 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
         assert all(n > 20 for _, n in svg)
         assert all(w > 200 for w, _ in svg[:2])                  # the visible tab's figures have a size
         drv.save_screenshot(str(OUT / "study_report_emergence.png"))
-        tabs[3].click()
+        for name in ("Effects against noise", "Transcript analyses"):   # each shows its tables
+            by[name].click()
+            assert js("return [...document.querySelectorAll('section.sec table.fa')]"
+                      ".filter(t => t.getBoundingClientRect().height > 0).length") >= 1, name
+        by["Figures"].click()
         drv.save_screenshot(str(OUT / "study_report_figures.png"))
-        tabs[4].click()
+        by["Debates"].click()
         assert drv.find_element(By.CSS_SELECTOR, ".dd-count").text == "8 of 8 shown"
         first = drv.find_element(By.CSS_SELECTOR, "details.item summary")
         first.click()

@@ -88,8 +88,9 @@ def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
                 r = st.cell(opp, fw, metric).result
                 m, ci = (r.mean_a, r.ci_a) if side == "A" else (r.mean_b, r.ci_b)
                 means.append(m)
-                lo.append(m - ci[0] if math.isfinite(ci[0]) else 0.0)
-                hi.append(ci[1] - m if math.isfinite(ci[1]) else 0.0)
+                # max(0, .): a constant sample's interval is [m, m] up to rounding (e.g. -1e-17)
+                lo.append(max(0.0, m - ci[0]) if math.isfinite(ci[0]) and math.isfinite(m) else 0.0)
+                hi.append(max(0.0, ci[1] - m) if math.isfinite(ci[1]) and math.isfinite(m) else 0.0)
                 edge.append("black" if r.winner == ("A" if side == "A" else "B") else colour)
             ax.bar(x + (k - 0.5) * w, means, w, yerr=[lo, hi], color=colour, edgecolor=edge, linewidth=1.5,
                    capsize=2)
