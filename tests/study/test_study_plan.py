@@ -22,14 +22,14 @@ def test_planned_calls_are_the_calls_a_run_makes(zero_server, tmp_path):
     n = zero_server.requests
     plan = plan_study(cfg, tokens_per_s=1000.0, price_prompt=2.0, price_completion=4.0)
     assert zero_server.requests == n                                   # no model call
-    assert plan["debates"] == len(expand(cfg)) == 8
+    assert plan["debates"] == len(expand(cfg)) == 10                   # 8 and the 2 baseline-vs-baseline controls
     run_study(cfg, to_toml(cfg), tmp_path / "st")
     recs = load_results(tmp_path / "st")
-    assert plan["calls"] == sum(r["usage"][w]["calls"] for r in recs for w in "ab") == 48
+    assert plan["calls"] == sum(r["usage"][w]["calls"] for r in recs for w in "ab") == 60
     assert all(p["status"] == "ok" for p in plan["patterns"])
     live = (plan["calls"] - plan["cached_calls"]) / plan["calls"]
-    assert plan["time_s"]["high"] == pytest.approx(round((plan["prompt_tokens"] + 48 * cfg.max_tokens) * live / 1000, 1))
-    assert plan["cost"]["high"] == pytest.approx(round((plan["prompt_tokens"] * 2 + 48 * cfg.max_tokens * 4) * live / 1e6, 4))
+    assert plan["time_s"]["high"] == pytest.approx(round((plan["prompt_tokens"] + 60 * cfg.max_tokens) * live / 1000, 1))
+    assert plan["cost"]["high"] == pytest.approx(round((plan["prompt_tokens"] * 2 + 60 * cfg.max_tokens * 4) * live / 1e6, 4))
     assert all(p["completion_tokens_per_debate"]["low"] > 6 * JUSTIFICATION_TOKENS for p in plan["patterns"])
     assert plan["per_call"]["prompt_tokens"] > 300                     # the cohort table and the rules are in it
 

@@ -23,7 +23,8 @@ def test_many_debates_in_flight_and_the_limit_grows_to_keep_the_server_busy(zero
     url = zero_server.base_url
     cfg = _design(url, cohorts=4, concurrency={url: {"start": 2, "max": 6}})
     s = run_study(cfg, to_toml(cfg), tmp_path / "st", backend="threads")
-    assert s.ok == len(expand(cfg)) == 16 and s.workers == 15         # ceil(2.5 x 6) debates in flight
+    # 4 cohorts x (4 debates + the baseline-vs-baseline control, on by default with a model); ceil(2.5 x 6) in flight
+    assert s.ok == len(expand(cfg)) == 20 and s.workers == 15
     assert 2 < zero_server.max_in_flight <= 6                         # grew beyond its start, never past max
     lim = server_limits()[url]
     assert lim["highest"] > 2 and lim["limit"] == 6
@@ -71,7 +72,7 @@ def test_progress_lines_off_a_terminal_show_rates_and_servers(zero_server, tmp_p
     with RunProgress(cfg.name, "threads", terminal=False, every=0.0) as progress:
         run_study(cfg, to_toml(cfg), tmp_path / "st", backend="threads", progress=progress)
     last = progress.lines[-1]
-    assert "4/4 debates" in last and "debates/s" in last and "calls/s" in last and "tok/s" in last
+    assert "5/5 debates" in last and "debates/s" in last and "calls/s" in last and "tok/s" in last
     assert f"{url} x" in last and "call errors 0.0%" in last
 
 

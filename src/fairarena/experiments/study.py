@@ -23,7 +23,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
@@ -124,7 +124,9 @@ class StudyConfig(BaseModel):
                                description="Agent A's profiles: aligned:<framework>, baseline, adversarial, adversarial-rag")
     opponents: list[str] = Field(["baseline", "adversarial"], min_length=1,
                                  description="Agent B's profiles (the paper's B = baseline, C = adversarial)")
-    baseline_control: bool = Field(False, description="add one baseline-vs-baseline debate per cohort, seed and closing")
+    baseline_control: Optional[bool] = Field(
+        None, description="add one baseline-vs-baseline debate per cohort, seed and closing (the null of every "
+                          "effect; default: true when a language model plays a duel, false with scripted models)")
     model_a: str = Field("scripted", description="model spec of Agent A (scripted, openai:MODEL@URL, llamacpp:...)")
     model_b: str = Field("scripted", description="model spec of the opponent")
     rounds: int = Field(3, ge=1, le=50, description="debate rounds before the finals")
@@ -155,6 +157,17 @@ class StudyConfig(BaseModel):
     decision: str = Field("flows", description="tourism: the decision negotiated, flows | lists")
     pois: int = Field(40, ge=1, description="tourism: points of interest per generated destination")
     k: int = Field(5, ge=1, description="tourism: list length (decision lists)")
+
+    # -- defaults resolved from the whole design --------------------------------------------------
+    @model_validator(mode="before")
+    @classmethod
+    def _control_default(cls, data: Any) -> Any:
+        """``baseline_control`` left out (or null) is resolved here, once, to a plain bool: true for a duel
+        in which a language model plays (its effects need their null), false for scripted models and
+        councils. The digest is taken over the resolved value, so a scripted design keeps its digest."""
+        if isinstance(data, dict) and data.get("baseline_control") is None:
+            data = {**data, "baseline_control": _plays_language_model(data)}
+        return data
 
     # -- field checks (each names the entry) ------------------------------------------------------
     @field_validator("kind", "domain")
@@ -383,6 +396,22 @@ class StudyConfig(BaseModel):
         return list(self.replicas.get(url, [url]))
 
 
+def _plays_language_model(data: dict[str, Any]) -> bool:
+    """Does a (not yet validated) duel design give a role to a model that is not scripted? A spec that does
+    not parse counts as scripted here: its own field check reports it."""
+    from fairarena.llm.spec import parse_model_spec
+
+    if data.get("kind", "duel") != "duel" or data.get("domain", "triage") != "triage":
+        return False
+    for f in ("model_a", "model_b"):
+        try:
+            if parse_model_spec(str(data.get(f, "scripted"))).backend != "scripted":
+                return True
+        except InputError:
+            pass
+    return False
+
+
 def _is_url(x: Any) -> bool:
     return isinstance(x, str) and (x.startswith("http://") or x.startswith("https://")) and len(x.split("://", 1)[1].strip("/")) > 0
 
@@ -505,7 +534,10 @@ def to_toml(cfg: StudyConfig) -> str:
     for name, info in StudyConfig.model_fields.items():
         if info.description:
             lines.append(f"# {info.description}")
-        lines.append(f"{name} = {_toml_value(getattr(cfg, name))}")
+        line = f"{name} = {_toml_value(getattr(cfg, name))}"
+        if name == "baseline_control" and not cfg.baseline_control and not _plays_language_model(cfg.canonical()):
+            line = "# " + line   # left to its default: a design edited to use a language model gets the control
+        lines.append(line)
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,8 @@ Layout of ``DIR`` (see docs/study.md)::
     study.json                 the validated design, its digest, task count, prompt version, provenance
     debates/<kk>/<key>.jsonl   the debate's transcript (kk = the key's first two hex characters)
     debates/<kk>/<key>.json    its result record: the task, status (ok | failed), error, per-round summaries,
-                               finals, joint, metrics, usage, timing, provenance — the "finished" marker
+                               finals, joint, metrics, usage, serving (prompt reuse, each server's
+                               concurrency), timing, provenance — the "finished" marker
     results.jsonl              every result record, one per line, in task order (rebuilt from the files)
     runs.jsonl                 one line per run: backend, workers, counts, wall time, provenance
     .lock                      held (flock) by the one process writing this folder
@@ -514,6 +515,9 @@ def _execute_duel(task: DebateTask, opts: RunOptions, transcript: str) -> dict[s
     out: dict[str, Any] = dict(status=res.status, error=res.error, rounds=res.rounds, final=res.final,
                                feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
                                rag_notes={"a": a.rag_note, "b": b.rag_note})
+    serve = serving(res.turns, [task.model_a, task.model_b], opts)
+    if serve is not None:
+        out["serving"] = serve
     if opts.mechanisms and res.status == "ok":
         from fairarena.experiments.study_mechanisms import cohort_problem, debate_mechanisms, turn_events
 
@@ -522,6 +526,32 @@ def _execute_duel(task: DebateTask, opts: RunOptions, transcript: str) -> dict[s
         out["mechanisms"] = debate_mechanisms(problem, res.agents, turn_events(res.turns), opts.mechanisms, task.seed)
         out["timing"] = {**(res.timing or {}), "mechanisms_s": round(time.perf_counter() - t1, 6)}
     return out
+
+
+def serving(turns: Sequence[Any], specs: Sequence[str], opts: RunOptions) -> dict[str, Any] | None:
+    """How one debate was served, for its record (None when no server played: scripted models):
+
+    * ``prompt_reuse``: the share of the debate's prompt tokens the server reused from its prefix cache,
+      over both agents (``cached_prompt_tokens / prompt_tokens`` of the calls whose reply reported it;
+      None when none did) — :func:`fairarena.arena.transcript.prompt_reuse`'s ``server``;
+    * ``servers``: per server key (the base URL, :func:`fairarena.llm.spec.server_key`; each replica's URL
+      with ``replicas``) its concurrency when the debate finished (``limit``, ``current``, ``lowest``, and an
+      adaptive limit's further counters) — :func:`fairarena.llm.wrappers.server_limits`."""
+    from fairarena.arena.transcript import prompt_reuse
+    from fairarena.llm.spec import server_key
+    from fairarena.llm.wrappers import server_limits
+
+    keys: list[str] = []
+    for spec in dict.fromkeys(specs):
+        replicas = dict(opts.replicas).get(spec)
+        for k in ([u for u, _ in replicas] if replicas else [server_key(spec)]):
+            if k is not None and k not in keys:
+                keys.append(k)
+    if not keys:
+        return None
+    reuse = prompt_reuse(turns)
+    return {"prompt_reuse": reuse["server"], "cached_prompt_tokens": reuse["server_cached_tokens"],
+            "prompt_tokens": reuse["server_prompt_tokens"], "servers": server_limits(keys)}
 
 
 def commit_debate(root: Path, record: dict[str, Any], transcript: bytes) -> None:
@@ -642,7 +672,8 @@ class StudyRunError(FairArenaError):
 
 def _runner_change_only(design: Any, cfg: StudyConfig) -> bool:
     """Does the folder's recorded design differ from ``cfg`` only in :data:`RUNNER_FIELDS` (concurrency,
-    replicas, samples)? Such a change alters no debate: every finished one keeps its key."""
+    replicas, samples), or by turning ``baseline_control`` on (a model study written before it was the
+    default)? Such a change alters no debate: every finished one keeps its key."""
     from fairarena.experiments.study import RUNNER_FIELDS, from_dict
 
     if not isinstance(design, dict):
@@ -652,6 +683,8 @@ def _runner_change_only(design: Any, cfg: StudyConfig) -> bool:
     except InputError:
         return False
     new = cfg.canonical()
+    if not old.get("baseline_control") and new.get("baseline_control"):
+        old["baseline_control"] = True   # control debates added (a model study's default since): keys unchanged
     return {k: v for k, v in old.items() if k not in RUNNER_FIELDS} == \
         {k: v for k, v in new.items() if k not in RUNNER_FIELDS}
 
