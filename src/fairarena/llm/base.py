@@ -352,3 +352,45 @@ def schema_instruction(schema: Mapping[str, Any]) -> str:
     """The prompt-side fallback when a server cannot constrain output to a schema."""
     return ("Answer with one JSON object only, no prose, matching this JSON schema:\n"
             + json.dumps(schema, sort_keys=True))
+
+
+class ModelWrapper:
+    """The base of every model wrapper (retry, limit, cache, budget, usage, replica router): ``inner`` is
+    the wrapped model, and the model's name, context window and token counting pass through unchanged, so
+    prompt fitting works on any stack."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner = inner
+
+    @property
+    def backend(self) -> str:
+        return self.inner.backend
+
+    @property
+    def model(self) -> str:
+        return self.inner.model
+
+    @property
+    def context_window(self) -> int | None:
+        return getattr(self.inner, "context_window", None)
+
+    def count_tokens(self, messages: Sequence[Message]) -> int:
+        return count_tokens(self.inner, messages)
+
+    def max_prompt_tokens(self, max_tokens: int = 512) -> int | None:
+        return max_prompt_tokens(self.inner, max_tokens)
+
+    def unwrap(self) -> ChatModel:
+        m: Any = self
+        while isinstance(m, ModelWrapper):
+            m = m.inner
+        return m
+
+    def find(self, kind: type) -> Any:
+        """The first wrapper of type ``kind`` in this stack (or None)."""
+        m: Any = self
+        while m is not None:
+            if isinstance(m, kind):
+                return m
+            m = getattr(m, "inner", None)
+        return None

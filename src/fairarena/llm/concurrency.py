@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 from fairarena.errors import InputError
-from fairarena.llm.base import ChatModel, ChatResponse, Message
+from fairarena.llm.base import ChatModel, ChatResponse, Message, ModelWrapper
 
 @dataclass(frozen=True)
 class ConcurrencyPolicy:
@@ -227,7 +227,7 @@ class AdaptiveLimit:
                     "decreases": self.decreases, "start": self.policy.start}
 
 
-class ReplicaRouter:
+class ReplicaRouter(ModelWrapper):
     """Several servers of one model (data-parallel replicas), each behind its own limit: a call goes to
     the replica with the most free slots (ties: the first listed) and waits there. ``inner`` is the first
     replica (the context window and token counting are read from it).
@@ -239,37 +239,9 @@ class ReplicaRouter:
         if not replicas:
             raise InputError("replicas", [], "at least one server")
         self.replicas = list(replicas)
-        self.inner = self.replicas[0][0]
+        super().__init__(self.replicas[0][0])
         self.routed = [0] * len(self.replicas)
         self._lock = threading.Lock()
-
-    @property
-    def backend(self) -> str:
-        return self.inner.backend
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def context_window(self) -> int | None:
-        return getattr(self.inner, "context_window", None)
-
-    def count_tokens(self, messages: Sequence[Message]) -> int:
-        from fairarena.llm.base import count_tokens
-
-        return count_tokens(self.inner, messages)
-
-    def max_prompt_tokens(self, max_tokens: int = 512) -> int | None:
-        from fairarena.llm.base import max_prompt_tokens
-
-        return max_prompt_tokens(self.inner, max_tokens)
-
-    def find(self, kind: type) -> Any:
-        if isinstance(self, kind):
-            return self
-        f = getattr(self.inner, "find", None)
-        return f(kind) if f is not None else None
 
     def pick(self) -> int:
         """The index of the replica with the most free slots now."""

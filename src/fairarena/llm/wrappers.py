@@ -27,47 +27,12 @@ if TYPE_CHECKING:
     from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
 from fairarena.llm.base import (
     BudgetExceededError, CacheMissError, ChatModel, ChatResponse, ContextOverflowError, LLMError, Message,
-    ServerUnavailableError, TransientLLMError, call_deadline, count_tokens, max_prompt_tokens,
+    ServerUnavailableError, TransientLLMError, ModelWrapper, call_deadline, count_tokens, max_prompt_tokens,
     remaining_time, validate_messages, validate_params,
 )
 
 
-class _Wrapper:
-    def __init__(self, inner: ChatModel) -> None:
-        self.inner = inner
-
-    @property
-    def backend(self) -> str:
-        return self.inner.backend
-
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def context_window(self) -> int | None:
-        return getattr(self.inner, "context_window", None)
-
-    def count_tokens(self, messages: Sequence[Message]) -> int:
-        return count_tokens(self.inner, messages)
-
-    def max_prompt_tokens(self, max_tokens: int = 512) -> int | None:
-        return max_prompt_tokens(self.inner, max_tokens)
-
-    def unwrap(self) -> ChatModel:
-        m: Any = self
-        while isinstance(m, _Wrapper):
-            m = m.inner
-        return m
-
-    def find(self, kind: type) -> Any:
-        """The first wrapper of type ``kind`` in this stack (or None)."""
-        m: Any = self
-        while m is not None:
-            if isinstance(m, kind):
-                return m
-            m = getattr(m, "inner", None)
-        return None
+_Wrapper = ModelWrapper  # the wrappers below share its pass-through of name, window and tokens
 
 
 # --------------------------------------------------------------------------- retry
