@@ -212,3 +212,27 @@ def test_strict_egalitarian_table_says_undefined_gini(tmp_path):
     res = run("optimal", "--cohort", str(path), "--framework", "egalitarian", "--egalitarian", "strict")
     assert res.exit_code == 0, res.output
     assert re.search(r"Gini[^\n]*undefined", res.output), res.output
+
+
+def test_survival_labels_option_reaches_what_agents_see(tmp_path):
+    # the paper labels survival two ways (Section 4.2: Acute/Low/Mid/High; Appendix D.2: acute/moderate/mild):
+    # the main text's is the default, the appendix's an option written into the cohort file
+    from fairarena.arena.domain import DOMAINS
+
+    main, appx = tmp_path / "main.json", tmp_path / "appx.json"
+    assert run("cohort", "--seed", "3", "--out", str(main)).exit_code == 0
+    assert run("cohort", "--seed", "3", "--out", str(appx), "--survival-labels", "appendix").exit_code == 0
+    assert "survival_labels" not in json.loads(main.read_text())["meta"]   # default left out: files unchanged
+    c_main, c_appx = load_cohort(main), load_cohort(appx)
+    assert c_appx.survival_labels == "appendix" and c_main.survival_labels == "main"
+    shown_main, shown_appx = DOMAINS["triage"].render(c_main), DOMAINS["triage"].render(c_appx)
+    assert "Acute < 0.2, Low 0.2-0.5" in shown_main and "moderate 0.2-0.7" in shown_appx
+    rows = [ln for ln in shown_appx.splitlines() if ln.startswith("| P")]
+    assert rows and all(any(f"| {w} |" in ln for w in ("acute", "moderate", "mild")) for ln in rows)
+    bad = run("cohort", "--seed", "3", "--survival-labels", "coarse")
+    assert bad.exit_code == 2 and "survival-labels" in bad.output
+    data = json.loads(appx.read_text())
+    data["meta"]["survival_labels"] = "coarse"
+    appx.write_text(json.dumps(data))
+    res = run("optimal", "--cohort", str(appx), "--framework", "utilitarian")
+    assert res.exit_code == 2 and "meta.survival_labels" in res.output

@@ -99,12 +99,16 @@ def _metrics_table(m: dict[str, Any], ids: list[str], title: str) -> None:
 @cli_errors
 def cohort_cmd(
     seed: int = typer.Option(..., "--seed", help="Random seed (numpy default_rng)."),
-    capacity: str = typer.Option("tight", "--capacity", help="Capacity variant (fairarena.triage.cohort.CAPACITY_VARIANTS: tight, standard, high)."),
+    capacity: str = typer.Option("tight", "--capacity", help="Capacity variant (triage.cohort CAPACITY_VARIANTS: tight, standard, high)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Cohort JSON file (default: stdout)."),
     no_shuffle: bool = typer.Option(False, "--no-shuffle", help="Keep slot order (P1 = first archetype)."),
     archetypes: str = typer.Option("paper", "--archetypes",
                                    help="Archetype slots: paper (the paper's Table 1 / Appendix D) or "
                                         "reconstructed (the former set)."),
+    survival_labels: str = typer.Option("main", "--survival-labels",
+                                        help="How agents see survival (written to meta.survival_labels): main "
+                                             "(Acute/Low/Mid/High, the paper's Section 4.2) or appendix "
+                                             "(acute/moderate/mild, its Appendix D.2)."),
 ) -> None:
     """Sample a cohort of eight patients (one per archetype) with a capacity variant."""
     from fairarena.errors import InputError
@@ -116,10 +120,15 @@ def cohort_cmd(
     check_capacity(capacity)
     if archetypes not in ARCHETYPE_SETS:
         raise InputError("archetypes", archetypes, f"one of {', '.join(ARCHETYPE_SETS)}")
+    from fairarena.triage.cohort import SURVIVAL_LABEL_SCHEMES
+    if survival_labels not in SURVIVAL_LABEL_SCHEMES:
+        raise InputError("survival-labels", survival_labels, f"one of {SURVIVAL_LABEL_SCHEMES.choices()}")
     if out is not None:
         check_out_file(out)
     cohort = sample_cohort(seed, capacity, shuffle_slots=not no_shuffle, archetypes=archetypes)
     data = cohort.to_dict()
+    if survival_labels != "main":  # the default is left out, so existing cohort files stay byte-identical
+        data["meta"]["survival_labels"] = survival_labels
     data["meta"]["provenance"] = run_record({"command": "triage cohort", "capacity": capacity,
                                              "shuffle_slots": not no_shuffle, "archetypes": archetypes}, seed)
     if out is None:

@@ -176,7 +176,16 @@ class Cohort(BaseModel):
                                  f"{name} on every patient or on none")
             if all(given) and sum(getattr(p, name) for p in self.patients) <= 0:
                 raise InputError(f"patients[0].{name}", 0, f"{name}s with a positive sum")
+        scheme = self.meta.get("survival_labels", "main")
+        if not isinstance(scheme, str) or scheme not in SURVIVAL_LABEL_SCHEMES:
+            raise InputError("meta.survival_labels", scheme, f"one of {SURVIVAL_LABEL_SCHEMES.choices()}")
         return self
+
+    @property
+    def survival_labels(self) -> str:
+        """How survival is shown to agents: ``meta.survival_labels``, a SURVIVAL_LABEL_SCHEMES name
+        ("main", the default: the paper's Section 4.2; "appendix": its Appendix D.2)."""
+        return self.meta.get("survival_labels", "main")
 
     # -- conversions ---------------------------------------------------------------------------
     def to_problem(self, *, cnss: str = DEFAULT_CNSS, disadvantage: str = DEFAULT_DISADVANTAGE) -> "TriageProblem":
@@ -323,12 +332,12 @@ def _label_appendix(s: float) -> str:
 
 SURVIVAL_LABEL_SCHEMES: Registry[Callable[[float], str]] = Registry("survival label scheme", field="labels")
 SURVIVAL_LABEL_SCHEMES.add(
-    "main", _label_main, title="Acute / Low / Mid / High (the paper's main text; shown in prompts)",
-    description="Acute < 0.2, Low 0.2-0.5, Mid 0.5-0.7, High >= 0.7 (survival given adequate care)",
+    "main", _label_main, title="Acute / Low / Mid / High (the paper's main text; shown in prompts by default)",
+    description="Acute < 0.2, Low 0.2-0.5, Mid 0.5-0.7, High >= 0.7",
     citation="arXiv 2604.13705, main text")
 SURVIVAL_LABEL_SCHEMES.add(
     "appendix", _label_appendix, title="acute / moderate / mild (the paper's appendix)",
-    description="severity labels: acute < 0.2, moderate 0.2-0.7, mild >= 0.7 (cut points ours)",
+    description="acute < 0.2, moderate 0.2-0.7, mild >= 0.7 (severity labels; cut points ours)",
     citation="arXiv 2604.13705, appendix")
 
 
