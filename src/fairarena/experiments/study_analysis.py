@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fairarena.experiments.study_store import check_finished, read_transcript  # noqa: F401 (re-exported)
+from fairarena.experiments.study_traces import trace_of  # noqa: F401  (re-exported: a public name here)
 
 DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
 
@@ -41,41 +42,6 @@ class StudyAnalysis:
             out["noise"] = {**ex["noise"], "control_debates": ex["control_debates"]}
             out["transcripts"] = {k: ex[k] for k in ("copies", "convergence", "contestation", "bias_confusion")}
         return out
-
-
-def _stage(ev: Mapping[str, Any]) -> str | None:
-    if ev.get("phase") == "round":
-        return f"r{ev['round']}"
-    if ev.get("phase") == "final":
-        return "final"
-    return None                                 # closing turns (draft, decide, ...) are the joint's
-
-
-def trace_of(record: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The emergence analysis' view of one debate (see :mod:`fairarena.stats.emergence`): the last attempt
-    of each agent at each stage, with its repairs, metrics (per-patient CNSS included), violations."""
-    t = record["task"]
-    a_name, b_name = "A", "B"          # the transcript's participant names (opponent_role is the paper's label, B or C)
-    header = next((e for e in events if e.get("type") == "header"), {})
-    turns: dict[tuple[str, str], dict[str, Any]] = {}
-    joint = None
-    for e in events:
-        if e.get("type") == "turn":
-            st = _stage(e)
-            who = "A" if e.get("agent") == a_name else "B" if e.get("agent") == b_name else None
-            if st is None or who is None:
-                continue
-            m = e.get("metrics") or {}
-            prev = turns.get((who, st))
-            turns[(who, st)] = {"agent": who, "stage": st, "metrics": m,
-                                "feasible": bool(e.get("valid")) and bool(m.get("feasible", False)),
-                                "repairs": 0 if prev is None else prev["repairs"] + 1,
-                                "violations": list(e.get("violations") or [])}
-        elif e.get("type") == "closing":
-            joint = {"metrics": e.get("metrics") or {}, "feasible": bool(e.get("feasible"))}
-    return {"key": record["key"], "cohort": t["cohort"], "framework": t["framework"], "opponent": t["agent_b"],
-            "patients": list((header.get("cohort") or {}).get("patients") or []),
-            "turns": list(turns.values()), "joint": joint}
 
 
 def _selected(root: Path, capacity: str | None, seed: int | None, closing: str | None,

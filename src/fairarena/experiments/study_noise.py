@@ -144,7 +144,7 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
     cohort). ``traces``: the framework-aligned debates' traces (:func:`study_analysis.load_traces`).
     ``holm``: correct the null tests over the report (default on). Traces of repeats (samples > 0) that
     ``traces`` lacks are read here."""
-    from fairarena.experiments.study_analysis import trace_of
+    from fairarena.experiments.study_traces import trace_of
     from fairarena.experiments.study_store import read_transcript
     from fairarena.stats import DEFAULT_RESAMPLES
     from fairarena.stats.noise import noise_report
