@@ -14,9 +14,16 @@ ENTRY = "import sys; sys.argv[0] = 'fairarena'; from fairarena.cli import main; 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
 
 
+def _sigint_default() -> None:
+    """A job started in the background by a non-interactive shell (as CI may run this suite) inherits SIGINT
+    ignored; the CLI is run as from a terminal, where Ctrl-C is delivered."""
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def fairarena(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", ENTRY, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=ENV, **kw)
+                            text=True, env=ENV, preexec_fn=_sigint_default, **kw)
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

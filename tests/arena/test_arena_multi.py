@@ -233,8 +233,11 @@ run_debate(c, a, build_agent("B", "baseline", "scripted", c), DebateConfig(round
 def test_ctrl_c_leaves_an_interrupted_footer(tmp_path):
     """A real SIGINT to a real process in the middle of a model call."""
     path = tmp_path / "t.jsonl"
+    # a job started in the background by a non-interactive shell (as CI may start this suite) inherits
+    # SIGINT ignored, and Python then installs no KeyboardInterrupt handler: give the child a terminal's default
     proc = subprocess.Popen([sys.executable, "-c", SIGINT_SCRIPT, str(path)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout.readline().strip() == "waiting"
         time.sleep(0.2)
