@@ -30,8 +30,6 @@ import warnings
 from typing import Any, Callable
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint
-from scipy.sparse import coo_array
 
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import SolverError
@@ -174,6 +172,9 @@ class AllocationMILP:
         ``gap`` overrides the relative MIP gap; ``lb``/``ub`` override the variable bounds for this
         solve only; ``relax`` drops integrality (an LP).
         """
+        from scipy.optimize import Bounds, LinearConstraint   # here, not at import: a command that builds
+        from scipy.sparse import coo_array                    # agents but solves nothing skips 0.4 s of SciPy
+
         nv = len(self.lb)
         c = np.zeros(nv)
         for k, v in objective.items():
