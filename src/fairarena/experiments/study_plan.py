@@ -7,7 +7,11 @@ stand-in reports the real model's context window and counts prompts with the rea
 so prompt fitting is the same), and the stand-in answers every turn with a short valid proposal (nobody
 gets anything; the decision turns accept), so no repair turn is needed. Each pattern's calls and
 prompt tokens are then multiplied by the number of debates that share it (every cohort has the same
-table shape; samples, seeds and capacity variants repeat the pattern).
+table shape; samples, seeds and capacity variants repeat the pattern). A council study (``kind =
+"council"``) has one pattern per closing rule: one council debate with every member in it, built as the
+run builds it (triage: :func:`fairarena.arena.council.council_agents`; tourism: the stakeholder agents of
+:func:`fairarena.tourism.arena.llm_negotiate`, the stand-in proposing one POI a slot for every group); a
+scripted tourism council runs the domain's own scripted loop, which asks no model (no calls, no tokens).
 
 What it cannot know, and how it is stated:
 
@@ -103,23 +107,116 @@ def _live_backend(spec: str) -> tuple[Any, str]:
     return live, str(method)
 
 
-def _reply(task: DebateTask) -> str:
+def _reply(problem: Any) -> str:
+    """The stand-in's reply on an instance: a valid proposal giving nobody anything, accepting."""
     from fairarena.allocation.problem import allocation_to_mapping
 
-    p = cohort_of(task.cohort_seed, task.capacity).to_problem()
-    return json.dumps({"allocation": allocation_to_mapping(p, p.zeros()), "justification": "-", "critique": "-",
-                       "accept": True})
+    return json.dumps({"allocation": allocation_to_mapping(problem, problem.zeros()), "justification": "-",
+                       "critique": "-", "accept": True})
+
+
+def _flows_reply(d: Any) -> str:
+    """A tourism stand-in's reply: the shape of a real flows proposal (each group at one POI it finds
+    relevant in every slot, as the prompt asks), every amount 0 (valid: nothing can exceed a capacity).
+    The triage stand-in's every-needed-entry form would list every POI in every slot, longer than
+    ``max_tokens``; a real proposal names one POI a slot."""
+    from fairarena.tourism.decisions import flows_problem
+
+    p = flows_problem(d)
+    slots = list(d.slots)
+    alloc: dict[str, dict[str, int]] = {}
+    for g, gid in enumerate(p.ids):
+        row: dict[str, int] = {}
+        for s in slots:
+            cols = [r for r, res in enumerate(p.resources) if res.endswith(f"@{s}")]
+            r = next((c for c in cols if p.needed[g, c]), cols[0])
+            row[p.resources[r]] = 0
+        alloc[gid] = row
+    return json.dumps({"allocation": alloc, "justification": "-", "critique": "-", "accept": True})
 
 
 def _pattern(t: DebateTask) -> tuple[str, str, str]:
     return (t.agent_a, t.agent_b, t.closing)
 
 
+def _standin_key(spec: str) -> str:
+    """The spec an agent is built with in the plan: the real spec for a language model (the stand-in is
+    given under it), a scripted spec that is not the negotiator for a scripted one (never consulted)."""
+    return f"scripted:{STANDIN}" if spec.startswith("scripted") else spec
+
+
+def _duel_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple[Any, str]]) -> list[dict[str, Any]]:
+    """One stand-in debate per pattern of a duel study (Agent A's profile, the opponent, the closing)."""
+    from fairarena.arena import build_agent, run_debate
+
+    counts = Counter(_pattern(t) for t in tasks)
+    first: dict[tuple[str, str, str], DebateTask] = {}
+    for t in tasks:
+        first.setdefault(_pattern(t), t)
+    out = []
+    for pat, t in first.items():
+        cohort = cohort_of(t.cohort_seed, t.capacity)
+        reply = _reply(cohort.to_problem())
+        standins = {s: _StandIn(reply, lives[s][0], s) for s in {t.model_a, t.model_b}}
+        agents = []
+        for role, prof, spec in (("A", t.agent_a, t.model_a), ("B", t.agent_b, t.model_b)):
+            key = _standin_key(spec)
+            agents.append(build_agent(role, prof, key, cohort, rag="off" if cfg.rag == "auto" else cfg.rag,
+                                      models={key: standins[spec]}))
+        res = run_debate(cohort, agents[0], agents[1], t.debate_config())
+        out.append({"fields": {"agent_a": pat[0], "agent_b": pat[1], "closing": pat[2]}, "debates": counts[pat],
+                    "standins": standins, "status": res.status, "reply": reply,
+                    "instance": (t.cohort_seed, t.capacity)})
+    return out
+
+
+def _council_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple[Any, str]]) -> list[dict[str, Any]]:
+    """One stand-in council debate per closing rule (every member in it, as the run builds them): a triage
+    council's :func:`fairarena.arena.council.council_agents`, a tourism council's stakeholder agents of
+    :func:`fairarena.tourism.arena.llm_negotiate`. A scripted tourism council asks no model (the domain's
+    own scripted loop): no calls, no tokens."""
+    counts = Counter(t.closing for t in tasks)
+    first: dict[str, Any] = {}
+    for t in tasks:
+        first.setdefault(t.closing, t)
+    out = []
+    for closing, t in first.items():
+        fields = {"members": list(t.members), "closing": closing}
+        if t.domain == "tourism" and t.model.startswith("scripted"):
+            out.append({"fields": fields, "debates": counts[closing], "standins": {}, "status": "ok", "reply": "",
+                        "instance": (t.cohort_seed, t.capacity), "note": "scripted tourism debate: no model calls"})
+            continue
+        key = _standin_key(t.model)
+        if t.domain == "tourism":
+            from fairarena.tourism.arena import llm_negotiate
+            from fairarena.tourism.stakeholders import parse_stakeholders
+            from fairarena.tourism.study import destination_of
+
+            d = destination_of(t.cohort_seed, int(t.pois))
+            reply = _flows_reply(d)
+            st = _StandIn(reply, lives[t.model][0], t.model)
+            # the study's tourism debate: the closing, rounds and seed of the task (llm_negotiate's own config)
+            res = llm_negotiate(d, parse_stakeholders(list(t.members), "study.stakeholders"), key, rounds=t.rounds,
+                                closing=closing, seed=t.seed, models={key: st})
+        else:
+            from fairarena.arena import run_debate
+            from fairarena.arena.council import council_agents
+
+            cohort = cohort_of(t.cohort_seed, t.capacity)
+            reply = _reply(cohort.to_problem())
+            st = _StandIn(reply, lives[t.model][0], t.model)
+            agents = council_agents(cohort, key, [m.partition(":")[2] for m in t.members],
+                                    rag="off" if cfg.rag == "auto" else cfg.rag, models={key: st})
+            res = run_debate(cohort, agents, t.debate_config())
+        out.append({"fields": fields, "debates": counts[closing], "standins": {t.model: st}, "status": res.status,
+                    "reply": reply, "instance": (t.cohort_seed, t.capacity)})
+    return out
+
+
 def plan_study(cfg: StudyConfig, *, tokens_per_s: float | None = None, price_prompt: float | None = None,
                price_completion: float | None = None, probe: bool = False) -> dict[str, Any]:
     """The plan as plain data (see the module's text). ``tokens_per_s``: the server's aggregate rate
     (prompt and completion tokens a second); ``price_*``: per million tokens."""
-    from fairarena.arena import build_agent, run_debate
     from fairarena.llm.base import estimate_tokens
 
     for name, v in (("tokens_per_s", tokens_per_s), ("price_prompt", price_prompt),
@@ -127,43 +224,32 @@ def plan_study(cfg: StudyConfig, *, tokens_per_s: float | None = None, price_pro
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0 or v != v
                               or v == float("inf")):
             raise InputError(name.replace("_", "-"), v, "a positive number")
-    if cfg.kind != "duel":
-        raise InputError("study.kind", cfg.kind, "a duel study (`study plan` does not plan council studies yet)")
+    if probe and not [s for s in cfg.model_specs if not s.startswith("scripted")]:
+        raise InputError("probe", True, "a design with a language model (scripted models take no time to probe)")
     t0 = time.perf_counter()
     tasks = expand(cfg)
-    counts = Counter(_pattern(t) for t in tasks)
-    first: dict[tuple[str, str, str], DebateTask] = {}
-    for t in tasks:
-        first.setdefault(_pattern(t), t)
     lives = {s: _live_backend(s) for s in cfg.model_specs}
+    runs = (_council_runs if cfg.kind == "council" else _duel_runs)(cfg, tasks, lives)
     patterns = []
-    seen_requests: dict[tuple[int, str, str], set[str]] = {}
-    for pat, t in first.items():
-        cohort = cohort_of(t.cohort_seed, t.capacity)
-        reply = _reply(t)
-        standins = {s: _StandIn(reply, lives[s][0], s) for s in {t.model_a, t.model_b}}
-        agents = []
-        for role, prof, spec in (("A", t.agent_a, t.model_a), ("B", t.agent_b, t.model_b)):
-            key = STANDIN if spec.startswith("scripted") else spec   # the negotiator is never consulted
-            models = {key if key != STANDIN else f"scripted:{STANDIN}": standins[spec]}
-            agents.append(build_agent(role, prof, spec if key != STANDIN else f"scripted:{STANDIN}", cohort,
-                                      rag="off" if cfg.rag == "auto" else cfg.rag, models=models))
-        res = run_debate(cohort, agents[0], agents[1], t.debate_config())
-        calls = prompt = 0
-        cached = 0
-        for spec, st in standins.items():
-            seen = seen_requests.setdefault((t.cohort_seed, t.capacity, spec), set())
+    seen_requests: dict[tuple[Any, ...], set[str]] = {}
+    for run in runs:
+        calls = prompt = cached = high = 0
+        for spec, st in run["standins"].items():
+            seen = seen_requests.setdefault((*run["instance"], spec), set())
             for msgs, params in st.requests:
                 calls += 1
                 prompt += st.count_tokens(msgs)
+                high += int(params["max_tokens"])
                 h = json.dumps([msgs, params], sort_keys=True)
                 cached += h in seen
                 seen.add(h)
-        low = calls * (estimate_tokens(reply) + JUSTIFICATION_TOKENS)
-        patterns.append({"agent_a": pat[0], "agent_b": pat[1], "closing": pat[2], "debates": counts[pat],
-                         "calls_per_debate": calls, "cached_calls_per_debate": cached,
-                         "prompt_tokens_per_debate": prompt, "status": res.status,
-                         "completion_tokens_per_debate": {"low": low, "high": calls * cfg.max_tokens}})
+        low = calls * (estimate_tokens(run["reply"]) + JUSTIFICATION_TOKENS)
+        pat = {**run["fields"], "debates": run["debates"], "calls_per_debate": calls,
+               "cached_calls_per_debate": cached, "prompt_tokens_per_debate": prompt, "status": run["status"],
+               "completion_tokens_per_debate": {"low": low, "high": high}}
+        if "note" in run:
+            pat["note"] = run["note"]
+        patterns.append(pat)
     debates = len(tasks)
     calls = sum(p["calls_per_debate"] * p["debates"] for p in patterns)
     cached = sum(p["cached_calls_per_debate"] * p["debates"] for p in patterns)
@@ -171,7 +257,7 @@ def plan_study(cfg: StudyConfig, *, tokens_per_s: float | None = None, price_pro
     comp = {k: sum(p["completion_tokens_per_debate"][k] * p["debates"] for p in patterns) for k in ("low", "high")}
     live_calls = max(1, calls - cached)
     out: dict[str, Any] = {
-        "study": cfg.name, "debates": debates, "calls": calls, "cached_calls": cached,
+        "study": cfg.name, "kind": cfg.kind, "debates": debates, "calls": calls, "cached_calls": cached,
         "repairs_not_counted": f"up to {cfg.max_repairs} more calls per invalid proposal",
         "prompt_tokens": prompt, "completion_tokens": comp,
         "per_call": {"prompt_tokens": round(prompt / max(1, calls), 1),
@@ -179,6 +265,8 @@ def plan_study(cfg: StudyConfig, *, tokens_per_s: float | None = None, price_pro
         "token_count": {s: m for s, (_, m) in lives.items()},
         "models": cfg.model_specs, "patterns": patterns,
     }
+    if cfg.kind == "council":
+        out["members"] = cfg.members
     live_share = (calls - cached) / max(1, calls)
     rate, source = tokens_per_s, "given"
     if probe:
@@ -201,8 +289,6 @@ def _probe(cfg: StudyConfig) -> float:
     from fairarena.llm import build_model
 
     specs = [s for s in cfg.model_specs if not s.startswith("scripted")]
-    if not specs:
-        raise InputError("probe", True, "a design with a language model (scripted models take no time to probe)")
     msgs = [{"role": "user", "content": "Reply with a JSON object listing three patients and a one-sentence "
                                         "justification of your allocation."}]
     total = 0.0
@@ -218,7 +304,9 @@ def _probe(cfg: StudyConfig) -> float:
 
 def format_plan(plan: dict[str, Any]) -> list[str]:
     """The plan as a few lines for a terminal."""
-    lines = [f"study {plan['study']}: {plan['debates']} debates, {plan['calls']} model calls "
+    what = (f"council debates ({len(plan['members'])} members each)" if plan.get("kind") == "council"
+            else "debates")
+    lines = [f"study {plan['study']}: {plan['debates']} {what}, {plan['calls']} model calls "
              f"({plan['cached_calls']} answered by the response cache; {plan['repairs_not_counted']})",
              f"prompt tokens: {plan['prompt_tokens']:,} in total, {plan['per_call']['prompt_tokens']:,} per call "
              f"({', '.join(f'{k}: {v}' for k, v in plan['token_count'].items())})",
