@@ -85,9 +85,10 @@ def rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, A
 
 def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path) -> dict[str, Any]:
     """Run one council task, its debate's transcript into ``transcript``; return the record's outcome
-    fields (``status``, ``error``, ``members``, ``rows``, ``usage``, ``debate``, ``timing``). ``model_for(spec)``
-    gives the process's shared model for a spec. The study store's ``execute_task`` calls it, records an
-    exception as a failed task and keeps the transcript."""
+    fields (``status``, ``error``, ``members``, ``rows``, ``usage``, ``debate``, ``timing``; with a language
+    model also ``serving``, as a duel's record: :func:`fairarena.experiments.study_store.serving`).
+    ``model_for(spec)`` gives the process's shared model for a spec. The study store's ``execute_task``
+    calls it, records an exception as a failed task and keeps the transcript."""
     t0 = time.perf_counter()
     rules = list(opts.mechanisms)
     live = not task.model.startswith("scripted")
@@ -101,6 +102,7 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
                            rules=rules, transcript=transcript, models=models)
         rec = dict(status=out["status"], error=out.get("error"), members=list(out["stakeholders"]), rows=out["rows"],
                    usage=out.get("usage") or {}, debate=out.get("debate") or {}, timing={})
+        turns: Sequence[Any] = _transcript_turns(transcript) if live else []
     else:
         from fairarena.arena.council import council_debate
         from fairarena.experiments.study import cohort_of
@@ -123,8 +125,27 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
                            "final": {k: v.get("metrics") if isinstance(v, Mapping) else None
                                      for k, v in (res.final or {}).items()}},
                    timing=dict(res.timing or {}))
+        turns = res.turns
+    if live:   # how the debate was served, as a duel's record says it (a scripted council has no server)
+        from fairarena.experiments.study_store import serving
+
+        serve = serving(turns, [task.model], opts)
+        if serve is not None:
+            rec["serving"] = serve
     rec["timing"]["wall_s"] = round(time.perf_counter() - t0, 6)
     return rec
+
+
+def _transcript_turns(path: str | Path) -> list[dict[str, Any]]:
+    """The turn events of a tourism debate's arena transcript (none when the debate failed before writing
+    one): the tourism task returns no turns of its own."""
+    from fairarena.arena.transcript import iter_turns, read_transcript
+    from fairarena.errors import InputError
+
+    try:
+        return list(iter_turns(read_transcript(path)))
+    except (OSError, InputError):
+        return []
 
 
 def preflight(cfg: Any, tasks: Sequence[Any]) -> None:
