@@ -65,6 +65,7 @@ class ZeroServer:
         self.delay = delay
         self.plan: list[int] = []
         self.requests = 0
+        self.sampling: set[tuple[object, object]] = set()   # (max_tokens, temperature) of every request
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
@@ -78,6 +79,7 @@ class ZeroServer:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
                 with srv._lock:
                     srv.requests += 1
+                    srv.sampling.add((body.get("max_tokens"), body.get("temperature")))
                     srv.in_flight += 1
                     srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
                     status = srv.plan.pop(0) if srv.plan else 200

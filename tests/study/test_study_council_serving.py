@@ -59,3 +59,20 @@ def test_scripted_council_records_carry_no_serving(tmp_path):
         root = tmp_path / cfg.name
         run_study(cfg, to_toml(cfg), root)
         assert all("serving" not in r for r in load_results(root))
+
+
+def test_tourism_language_model_council_uses_the_tasks_model_settings(zero_server, tmp_path):
+    """The study's max_tokens, temperature and max_repairs reach a tourism council's debate, as a triage
+    council's: they are in the task's key and record, so they must be what ran (they were the arena's
+    defaults, 900 / 0.0 / 2, whatever the design said)."""
+    url = zero_server.base_url
+    zero_server.reply = json.dumps({"allocation": {}, "justification": "none", "critique": "none", "accept": True})
+    cfg = preset("tourism-small", cohorts=1, rounds=1, mechanisms=["nash"], model_a=f"openai:m@{url}",
+                 max_tokens=77, temperature=0.3, max_repairs=1)
+    root = tmp_path / "st"
+    run_study(cfg, to_toml(cfg), root, backend="threads")
+    (r,) = load_results(root)
+    header = read_transcript(root / r["transcript"])[0]
+    assert (header["config"]["max_tokens"], header["config"]["temperature"], header["config"]["max_repairs"]) == \
+        (77, 0.3, 1)
+    assert zero_server.sampling == {(77, 0.3)}      # what every request asked the server for

@@ -99,7 +99,8 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
         out = council_task(destination_seed=task.cohort_seed, pois=int(task.pois), stakeholders=list(task.members),
                            decision=task.capacity, k=int(task.k or 5), rounds=task.rounds, closing=task.closing,
                            seed=task.seed, model=task.model if live else "scripted",   # its own scripted loop
-                           rules=rules, transcript=transcript, models=models)
+                           rules=rules, transcript=transcript, models=models, max_tokens=task.max_tokens,
+                           temperature=task.temperature, max_repairs=task.max_repairs)
         rec = dict(status=out["status"], error=out.get("error"), members=list(out["stakeholders"]), rows=out["rows"],
                    usage=out.get("usage") or {}, debate=out.get("debate") or {}, timing={})
         turns: Sequence[Any] = _transcript_turns(transcript) if live else []

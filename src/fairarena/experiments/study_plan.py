@@ -195,9 +195,10 @@ def _council_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple
             d = destination_of(t.cohort_seed, int(t.pois))
             reply = _flows_reply(d)
             st = _StandIn(reply, lives[t.model][0], t.model)
-            # the study's tourism debate: the closing, rounds and seed of the task (llm_negotiate's own config)
+            # the study's tourism debate: the closing, rounds, seed and model settings of the task
             res = llm_negotiate(d, parse_stakeholders(list(t.members), "study.stakeholders"), key, rounds=t.rounds,
-                                closing=closing, seed=t.seed, models={key: st})
+                                closing=closing, seed=t.seed, models={key: st}, max_tokens=t.max_tokens,
+                                temperature=t.temperature, max_repairs=t.max_repairs)
         else:
             from fairarena.arena import run_debate
             from fairarena.arena.council import council_agents

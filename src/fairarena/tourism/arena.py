@@ -294,13 +294,15 @@ def flows_from_allocation(d: Destination, x: np.ndarray) -> np.ndarray:
 
 def llm_negotiate(d: Destination, stakeholders: list[Stakeholder], model: str | dict[str, Any], *, rounds: int = 1,
                   closing: str = "mean-repair", seed: int = 0, transcript: str | Path | None = None,
-                  models: dict[str, Any] | None = None, cands: Candidates | None = None) -> Any:
+                  models: dict[str, Any] | None = None, cands: Candidates | None = None, max_tokens: int = 900,
+                  temperature: float = 0.0, max_repairs: int = 2) -> Any:
     """Stakeholder agents negotiate the flows through :func:`fairarena.arena.run_debate`; returns the arena's
     :class:`~fairarena.arena.result.DebateResult`. ``model`` is one model spec for all agents (built once and
     kept in ``models``, spec -> ChatModel, so callers can share built models between debates), or a dict
     agent name -> a ChatModel (tests). ``closing``: one of :func:`llm_closings` (checked before any work);
     a social-choice or dialectical closing scores the stakeholders over ``cands`` (default: built from
-    ``d`` when first needed; :meth:`TourismDomain.closing_profile`)."""
+    ``d`` when first needed; :meth:`TourismDomain.closing_profile`). ``max_tokens``, ``temperature`` and
+    ``max_repairs`` go to the debate's :class:`~fairarena.arena.DebateConfig` (its defaults)."""
     from fairarena.arena import DebateConfig, run_debate
     from fairarena.arena.protocol import Agent
 
@@ -318,7 +320,9 @@ def llm_negotiate(d: Destination, stakeholders: list[Stakeholder], model: str | 
                 models[model] = build_model(model)
             chat, spec = models[model], model
         agents.append(Agent(nm, profile_of(s), chat, spec))
-    return run_debate(d, agents, config=DebateConfig(rounds=rounds, closing=closing, seed=seed), transcript=transcript,
+    config = DebateConfig(rounds=rounds, closing=closing, seed=seed, max_tokens=max_tokens, temperature=temperature,
+                          max_repairs=max_repairs)
+    return run_debate(d, agents, config=config, transcript=transcript,
                       domain=replace(TOURISM, cands=cands, _memo={}))
 
 

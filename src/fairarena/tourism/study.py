@@ -218,8 +218,8 @@ def _scripted_debate(d: Destination, ss: list[Any], cands: Candidates, *, destin
 
 
 def _llm_debate(d: Destination, ss: list[Any], cands: Candidates, *, model: str, rounds: int, closing: str,
-                seed: int, attention: str, transcript: str | Path, models: dict[str, Any] | None
-                ) -> tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any], str | None]:
+                seed: int, attention: str, transcript: str | Path, models: dict[str, Any] | None,
+                settings: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any], dict[str, Any], str | None]:
     from fairarena.arena.result import result_keys
     from fairarena.errors import FairArenaError
     from fairarena.tourism.arena import agent_name, final_flows, llm_negotiate
@@ -228,7 +228,7 @@ def _llm_debate(d: Destination, ss: list[Any], cands: Candidates, *, model: str,
     zero = {n: _usage_row(0) for n in names}
     try:
         res = llm_negotiate(d, ss, model, rounds=rounds, closing=closing, seed=seed, transcript=transcript,
-                            models=models, cands=cands)
+                            models=models, cands=cands, **settings)
     except InputError:
         raise
     except (FairArenaError, OSError) as exc:   # e.g. a backend that cannot be built or reached
@@ -262,12 +262,14 @@ def _llm_debate(d: Destination, ss: list[Any], cands: Candidates, *, model: str,
 
 def council_task(*, destination_seed: int, pois: int, stakeholders: list[str], decision: str, k: int, rounds: int,
                  closing: str, seed: int, model: str, rules: list[str], attention: str = "position",
-                 transcript: str | Path, models: dict[str, Any] | None = None) -> dict[str, Any]:
+                 transcript: str | Path, models: dict[str, Any] | None = None, max_tokens: int = 900,
+                 temperature: float = 0.0, max_repairs: int = 2) -> dict[str, Any]:
     """One council task: destination ``(destination_seed, pois)``, every rule of ``rules`` (empty: all of
     ``rule_names(decision)``) and one debate of all ``stakeholders`` (``model`` ``"scripted"``: the scripted
     debate of ``rounds`` rounds closed by ``closing``; else language-model agents of spec ``model``, flows
     only, through the arena with closing rule ``closing``; ``models`` (spec -> built ChatModel) is shared
-    with the caller so a model is built once).
+    with the caller so a model is built once; ``max_tokens``, ``temperature`` and ``max_repairs``: the
+    language-model debate's settings, as for a triage council).
 
     Returns ``{"status": "ok" | "failed", "error", "stakeholders", "rows", "usage", "debate"}``: ``rows`` are
     :func:`fairarena.tourism.compare.decision_row` rows, the rules in the order given then the debate (rule
@@ -299,7 +301,9 @@ def council_task(*, destination_seed: int, pois: int, stakeholders: list[str], d
                                                    attention=attention, transcript=transcript)
     else:
         row, usage, info, error = _llm_debate(d, ss, cands, model=model, rounds=rounds, closing=closing, seed=seed,
-                                              attention=attention, transcript=transcript, models=models)
+                                              attention=attention, transcript=transcript, models=models,
+                                              settings=dict(max_tokens=max_tokens, temperature=temperature,
+                                                            max_repairs=max_repairs))
     if row is not None:
         rows.append(row)
     return {"status": "ok" if error is None else "failed", "error": error, "stakeholders": [s.name for s in ss],
