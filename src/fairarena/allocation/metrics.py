@@ -1,5 +1,5 @@
-"""The one home of allocation metrics: need satisfaction (CNSS), the Gini coefficient, and every
-metric of an allocation, for one allocation or a stack of them.
+"""The one home of allocation metrics: need satisfaction (CNSS) and every metric of an allocation, for
+one allocation or a stack of them (the Gini coefficient itself is :func:`fairarena.inequality.gini`).
 
 All functions are pure and vectorised: an allocation is ``(n, R)`` or a stack ``(B, n, R)``.
 
@@ -38,6 +38,7 @@ import numpy as np
 
 from fairarena.allocation.problem import CNSS_FORMS, AllocationProblem, check_feasibility, is_feasible, waste
 from fairarena.errors import InputError
+from fairarena.inequality import gini  # the one Gini (re-exported here: fairarena.allocation.gini)
 from fairarena.registry import Registry
 
 __all__ = [
@@ -69,20 +70,6 @@ def need_satisfaction(problem: AllocationProblem, x: np.ndarray, cnss: str | Non
     need = problem.need
     ratio = np.divide(x, need, out=np.zeros(np.broadcast_shapes(x.shape, need.shape)), where=problem.needed)
     return np.minimum(ratio, 1.0).sum(axis=-1) / problem.n_needed
-
-
-def gini(values: np.ndarray, *, empty: float = 0.0) -> np.ndarray | float:
-    """Gini over the last axis: ``sum_i (2i - n - 1) x_(i) / (n sum_i x_i)``.
-
-    ``empty`` is the value where every entry is 0 (the formula's 0/0): 0 by default (objectives and
-    utilities), ``nan`` for the reported resource Gini (:data:`METRICS` ``gini``: undefined)."""
-    v = np.sort(np.asarray(values, dtype=float), axis=-1)
-    n = v.shape[-1]
-    coef = 2.0 * np.arange(1, n + 1) - n - 1.0
-    num = v @ coef
-    den = n * v.sum(axis=-1)
-    g = np.divide(num, den, out=np.full(np.shape(num), float(empty)), where=den > 0)
-    return float(g) if np.ndim(g) == 0 else g
 
 
 def unused_capacity(problem: AllocationProblem, x: np.ndarray) -> dict[str, float]:

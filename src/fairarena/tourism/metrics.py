@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from fairarena.errors import InputError
+from fairarena.inequality import gini  # the one Gini (0 for all zeros); re-exported
 from fairarena.registry import Registry
 from fairarena.tourism.destination import Arrays, Destination
 
@@ -49,18 +50,6 @@ def attention(name: str, k: int, budget: int | None = None) -> np.ndarray:
     b = model.budget if budget is None else budget
     r = np.arange(1, k + 1)
     return np.where(r <= b, 1.0 / np.log2(r + 1.0), 0.0)
-
-
-def gini(values: np.ndarray) -> float:
-    """Gini coefficient of non-negative values (0 = equal; 0 for all zeros):
-    ``G = sum_i sum_j |v_i - v_j| / (2 n^2 mean)``, computed on the sorted values."""
-    v = np.sort(np.asarray(values, dtype=float))
-    n = v.size
-    total = v.sum()
-    if n == 0 or total <= 0:
-        return 0.0
-    idx = np.arange(1, n + 1)
-    return float((2.0 * np.sum(idx * v) / (n * total)) - (n + 1.0) / n)
 
 
 def ndcg(rel: np.ndarray, ranking: np.ndarray) -> float:

@@ -23,17 +23,13 @@ from fairarena.bandit.notions.owa import owa_lp, owa_policy, owa_value
 from fairarena.bandit.notions.registry import ratio_score, register
 from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 from fairarena.errors import SolverError
+from fairarena.inequality import gini
 
 
 def gini_coefficient(u: np.ndarray) -> np.ndarray:
     """Gini coefficient of each row of utilities ``(..., N)``: ``sum_{i<j} |U_i - U_j| / (N sum U)``
-    (0 for all-equal utilities; 0 where the total is 0)."""
-    u = np.asarray(u, dtype=float)
-    n = u.shape[-1]
-    diff = np.abs(u[..., :, None] - u[..., None, :]).sum(axis=(-1, -2)) / 2.0
-    tot = u.sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(tot > 0, diff / (n * np.where(tot > 0, tot, 1.0)), 0.0)
+    (0 for all-equal utilities; 0 where the total is 0). The one Gini, :func:`fairarena.inequality.gini`."""
+    return np.asarray(gini(u))
 
 
 def ggi_value(mus, ps, o):

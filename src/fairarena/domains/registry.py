@@ -1,0 +1,60 @@
+"""The domain registry: every domain by name, imported only when used.
+
+* The package's own domains are lazy entries below (name -> ``"module:object"``): ``DOMAINS.get("tourism")``
+  imports the tourism package on first use, in any process, whatever was imported before (a transcript
+  names its domain, and :func:`fairarena.arena.transcript.recompute_metrics` finds it).
+* Installed distributions add domains through the entry-point group ``fairarena.domains`` (in their
+  ``pyproject.toml``: ``[project.entry-points."fairarena.domains"]`` then ``seats = "mypkg.seats:DOMAIN"``);
+  they are read when a name is looked up that is not registered, or when the registry is listed. A
+  distribution cannot replace a domain of the package (its entry is listed in ``DOMAINS.shadowed``).
+* Code may register a domain object directly: ``DOMAINS.add("seats", SEATS)``.
+
+:func:`resolve` turns what a user typed (a registered name or ``MODULE:OBJECT``) into the domain object.
+This module imports nothing numerical.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fairarena.errors import InputError
+from fairarena.registry import Registry, load_object
+
+__all__ = ["DOMAINS", "ENTRY_POINT_GROUP", "resolve"]
+
+#: the entry-point group third-party domains register in
+ENTRY_POINT_GROUP = "fairarena.domains"
+
+DOMAINS: Registry[Any] = Registry("domain", entry_points=ENTRY_POINT_GROUP)
+
+# The package's domains: the only lines outside a domain's own package that name one.
+DOMAINS.add_lazy("triage", "fairarena.arena.domain:TRIAGE", title="Hospital triage",
+                 description="patients, scarce ICU/ventilator/surgery/medication/nursing capacity",
+                 citation="Chaki, Gourru, Velcin: Beyond Arrow's Impossibility (arXiv 2604.13705)")
+DOMAINS.add_lazy("tourism", "fairarena.tourism.domain:TOURISM", title="Multistakeholder tourism (visitor flows)",
+                 description="tourist groups x POI@slot, free capacity per slot")
+DOMAINS.add_lazy("tourism-lists", "fairarena.tourism.domain:TOURISM_LISTS",
+                 title="Multistakeholder tourism (recommendation lists)",
+                 description="tourist groups x POIs, a list of k stated as position scores k..1")
+
+
+def resolve(target: Any, field: str = "domain") -> Any:
+    """The domain ``target`` names: a registered name (the package's, an entry point's or one added in
+    code), ``"MODULE:OBJECT"`` (imported; ``OBJECT`` may be dotted; a class is instantiated without
+    arguments), or a domain object itself (returned as it is). Anything else: InputError naming
+    ``field``."""
+    if not isinstance(target, str):
+        if target is None:
+            raise InputError(field, target, f"a registered domain ({DOMAINS.choices()}) or MODULE:OBJECT")
+        return target
+    if ":" in target:
+        obj = load_object(target, field)
+        if isinstance(obj, type):
+            try:
+                obj = obj()
+            except TypeError as exc:
+                raise InputError(field, target, f"a domain object, or a class that takes no arguments ({exc})") from None
+        return obj
+    if target not in DOMAINS:
+        raise InputError(field, target, f"a registered domain ({DOMAINS.choices()}) or MODULE:OBJECT")
+    return DOMAINS.get(target)
