@@ -21,8 +21,9 @@ and completion tokens, and a new prompt starts from the saved state sharing its 
   when none landed on its earlier prompt's replica, the test sends one there itself.
 
 The client sends ``cache_prompt: true`` (its default for a local server); llama_cpp.server's request
-model ignores fields it does not know, so the field is accepted (every completion is a 200) and changes
-nothing: the reuse is the server's own (``--cache``), and its replies report no reused tokens, so the
+model ignores fields it does not know, so the field is accepted and changes nothing (the one refusal per
+replica, an HTTP 500 validation error, names only the ``json_schema`` response format, which the client
+then drops for ``json_object``; every call the records count is a 200): the reuse is the server's own (``--cache``), and its replies report no reused tokens, so the
 records' ``serving.prompt_reuse`` stays empty. A 135M model's proposals are nonsense: structure and
 serving are asserted, never values.
 """
