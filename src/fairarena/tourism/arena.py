@@ -25,7 +25,6 @@ from typing import Any
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_from_mapping
-from fairarena.arena.domain import DOMAINS
 from fairarena.arena.profiles import Profile
 from fairarena.arena.prompts import cell, number
 from fairarena.errors import InputError
@@ -232,12 +231,8 @@ def check_scripted_closing(closing: Any, decision: str, field_name: str = "closi
 TOURISM = TourismDomain()
 TOURISM_LISTS = TourismDomain(name="tourism-lists", item="group", item_id="GROUP_ID",
                               setting="tourist recommendation lists", decision="lists")
-if "tourism" not in DOMAINS:
-    DOMAINS.add("tourism", TOURISM, title="Multistakeholder tourism (visitor flows)",
-                description="tourist groups x POI@slot, free capacity per slot", citation="")
-if "tourism-lists" not in DOMAINS:
-    DOMAINS.add("tourism-lists", TOURISM_LISTS, title="Multistakeholder tourism (recommendation lists)",
-                description="tourist groups x POIs, a list of k stated as position scores k..1", citation="")
+# "tourism" and "tourism-lists" are registered in fairarena.domains.registry (lazy entries: the plug-ins
+# of fairarena.tourism.domain, which extend these two with instances, metrics and participants).
 
 
 def domain_of(decision: str, cands: Candidates | None = None, k: int = 5) -> TourismDomain:
