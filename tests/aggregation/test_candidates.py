@@ -74,6 +74,26 @@ def test_ks_rescales_each_agent_to_its_candidates():
     assert support(C.kalai_smorodinsky(U)) == [2]
 
 
+def test_per_agent_range_known_values():
+    V = np.array([[2.0, 4.0, 3.0], [5.0, 5.0, 5.0], [0.0, 1.0, 2.0]])
+    assert np.array_equal(C.per_agent_range(V), [[0, 1, .5], [1, 1, 1], [0, .5, 1]])
+    # a given best (an agent's ideal) instead of the row maximum; not clipped
+    assert np.allclose(C.per_agent_range(V, best=np.array([6.0, 5.0, 1.0])), [[0, .5, .25], [1, 1, 1], [0, 1, 2]])
+    # spans within tol are indifference
+    assert np.array_equal(C.per_agent_range(np.array([[1.0, 1.0 + 1e-10]])), [[1.0, 1.0]])
+    assert np.array_equal(C.per_agent_range(np.array([[1.0, 1.0 + 1e-10]]), tol=1e-12), [[0.0, 1.0]])
+    assert np.array_equal(C.unit(V)[0], C.per_agent_range(V))
+
+
+def test_hand_worked_borda_scores_and_strongest_paths():
+    # the profile above: classical points a 6, b 7, c 2 over 5 agents and 3 candidates -> 2 x points - 5 x 2
+    U = np.array([[1, .5, 0]] * 3 + [[0, 1, .5]] * 2, dtype=float)
+    assert np.array_equal(C.borda_scores(U), [2.0, 4.0, -6.0])
+    p = C.strongest_paths(C.margins(U))[0]
+    # margins: a-b 3-2 = 1, a-c 1, b-c 5; strongest paths a->b 1, a->c 1, b->c 5, b->a 0, c->a 0, c->b 0
+    assert np.array_equal(p, [[0, 1, 1], [0, 0, 5], [0, 0, 0]])
+
+
 def test_pf_lottery_is_the_bandit_notion():
     from fairarena.bandit.notions import NOTIONS
 

@@ -83,6 +83,21 @@ def test_schulze_ranking_matches_pref_voting_winner():
         assert int(D.schulze_ranking(R)[0]) in winners
 
 
+def test_ranking_rules_use_the_aggregation_borda_and_schulze():
+    from fairarena.aggregation import candidates as C
+
+    R = np.array([[0, 1, 2]] * 3 + [[1, 2, 0]] * 2)          # 3 voters a>b>c, 2 voters b>c>a
+    assert np.array_equal(D.borda_scores(R), [6.0, 7.0, 2.0])  # classical points sum (P - 1 - position)
+    assert D.schulze_ranking(R).tolist() == [0, 1, 2]          # a beats b 3-2 and c 3-2; b beats c 5-0
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        R = np.stack([rng.permutation(6) for _ in range(5)])
+        U = -np.argsort(R, axis=1).astype(float)               # utility = -position
+        assert int(D.schulze_ranking(R)[0]) in np.flatnonzero(C.schulze(U) > 0)
+        assert np.array_equal(np.argsort(-D.borda_scores(R), kind="stable"),
+                              np.argsort(-C.borda_scores(U), kind="stable"))
+
+
 def test_flow_proposal_is_optimal_by_brute_force():
     # two POIs, one group of 3, one slot: every split (a, 3 - a); residents minimise residential load
     pois = [_poi(0, cap=2), _poi(1, hood="residential", cap=5)]

@@ -39,12 +39,16 @@ __all__ = [
     "kalai_smorodinsky",
     "plurality",
     "borda",
+    "borda_scores",
     "copeland",
     "schulze",
+    "strongest_paths",
     "weighted",
     "variance_weights",
     "margins",
     "pf_lottery",
+    "per_agent_range",
+    "unit",
 ]
 
 TOL = 1e-9
@@ -103,12 +107,7 @@ def nash(U: np.ndarray) -> np.ndarray:
 
 
 def kalai_smorodinsky(U: np.ndarray) -> np.ndarray:
-    V = _b(U)
-    lo = V.min(axis=2, keepdims=True)
-    hi = V.max(axis=2, keepdims=True)
-    span = hi - lo
-    R = np.where(span > TOL, (V - lo) / np.where(span > TOL, span, 1.0), 1.0)
-    return _out(winners_lottery(R.min(axis=1)), U)
+    return _out(winners_lottery(unit(U).min(axis=1)), U)
 
 
 def favourites(V: np.ndarray) -> np.ndarray:
@@ -128,11 +127,16 @@ def prefers(V: np.ndarray) -> np.ndarray:
     return V[:, :, :, None] > V[:, :, None, :] + TOL
 
 
+def borda_scores(U: np.ndarray) -> np.ndarray:
+    """Borda scores ``(B, K)`` (``(K,)`` for one profile): ``#{b : a > b} - #{b : b > a}`` summed over
+    agents (for strict orders ``2 (K - 1 - rank) - (K - 1)`` per agent: the classical points, doubled and
+    shifted)."""
+    pr = prefers(_b(U))
+    return _out(pr.sum(axis=(1, 3)).astype(float) - pr.sum(axis=(1, 2)).astype(float), U)
+
+
 def borda(U: np.ndarray) -> np.ndarray:
-    V = _b(U)
-    pr = prefers(V)
-    score = pr.sum(axis=(1, 3)).astype(float) - pr.sum(axis=(1, 2)).astype(float)
-    return _out(winners_lottery(score), U)
+    return _out(winners_lottery(borda_scores(_b(U))), U)
 
 
 def margins(V: np.ndarray) -> np.ndarray:
@@ -147,14 +151,21 @@ def copeland(U: np.ndarray) -> np.ndarray:
     return _out(winners_lottery(score), U)
 
 
-def schulze(U: np.ndarray) -> np.ndarray:
-    M = margins(U)
+def strongest_paths(M: np.ndarray) -> np.ndarray:
+    """Schulze's strongest paths ``(B, K, K)`` over the positive majority margins ``M (B, K, K)``
+    (winning-margin strength; widest paths by Floyd-Warshall on the bottleneck semiring, batched; the
+    diagonal 0)."""
     K = M.shape[1]
     p = np.where(M > 0, M, 0.0)
-    for k in range(K):  # widest paths (Floyd-Warshall on the bottleneck semiring), batched
+    for k in range(K):
         p = np.maximum(p, np.minimum(p[:, :, k:k + 1], p[:, k:k + 1, :]))
     idx = np.arange(K)
     p[:, idx, idx] = 0.0
+    return p
+
+
+def schulze(U: np.ndarray) -> np.ndarray:
+    p = strongest_paths(margins(U))
     win = (p >= p.transpose(0, 2, 1)).all(axis=2)
     return _out(win / win.sum(axis=1, keepdims=True), U)
 
@@ -177,13 +188,23 @@ def weighted(U: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     return _out(winners_lottery(np.einsum("bn,bnk->bk", w, V)), U)
 
 
+def per_agent_range(V: np.ndarray, best: np.ndarray | None = None, tol: float = TOL) -> np.ndarray:
+    """The one per-agent normalisation over candidates: values ``V (..., N, K)`` rescaled per agent
+    (row) to ``(V - worst) / (best - worst)``, worst = the agent's lowest value, best = its highest
+    (or ``best (..., N)``, e.g. the value of its own proposal); an agent whose span is at most ``tol``
+    is indifferent (all ones). Not clipped (values above a given ``best`` exceed 1). Used by the
+    candidate rules (:func:`unit`, Kalai-Smorodinsky) and the tourism payoff table."""
+    V = np.asarray(V, dtype=float)
+    lo = V.min(axis=-1, keepdims=True)
+    hi = V.max(axis=-1, keepdims=True) if best is None else np.asarray(best, dtype=float)[..., None]
+    span = hi - lo
+    return np.where(span > tol, (V - lo) / np.where(span > tol, span, 1.0), 1.0)
+
+
 def unit(U: np.ndarray) -> np.ndarray:
     """Each agent's utilities rescaled to [0, 1] between its worst and best candidate (favourites and
-    preferences unchanged; an indifferent agent gets all ones)."""
-    V = _b(U)
-    lo = V.min(axis=2, keepdims=True)
-    span = V.max(axis=2, keepdims=True) - lo
-    return np.where(span > TOL, (V - lo) / np.where(span > TOL, span, 1.0), 1.0)
+    preferences unchanged; an indifferent agent gets all ones): :func:`per_agent_range`, batched."""
+    return per_agent_range(_b(U))
 
 
 def pf_lottery(U: np.ndarray) -> np.ndarray:

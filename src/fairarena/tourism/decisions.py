@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from fairarena.aggregation import candidates as C
 from fairarena.errors import InputError, SolverError
 from fairarena.registry import Registry
 from fairarena.tourism.destination import Destination
@@ -281,26 +282,29 @@ def _rankings(d: Destination, stakeholders: list[Stakeholder], g: int) -> np.nda
     return np.stack([np.argsort(-poi_scores(d, s, g), kind="stable") for s in stakeholders])
 
 
-def borda_scores(rankings: np.ndarray) -> np.ndarray:
-    """Borda score of each of P alternatives: ``sum_voters (P - 1 - position)``."""
+def _as_utilities(rankings: np.ndarray) -> np.ndarray:
+    """Rankings ``(N, P)`` (alternatives best first) as utilities ``-position``, so the aggregation's
+    preference, Borda and margin functions read them (distinct positions: strict orders)."""
     N, P = rankings.shape
     pos = np.empty_like(rankings)
     pos[np.arange(N)[:, None], rankings] = np.arange(P)[None, :]
-    return (P - 1 - pos).sum(axis=0).astype(float)
+    return -pos.astype(float)
+
+
+def borda_scores(rankings: np.ndarray) -> np.ndarray:
+    """Borda score of each of P alternatives: ``sum_voters (P - 1 - position)`` (the classical points, from
+    the aggregation's Borda score :func:`fairarena.aggregation.candidates.borda_scores`, which is twice
+    that minus ``N (P - 1)`` on strict orders)."""
+    N, P = rankings.shape
+    return (C.borda_scores(_as_utilities(rankings)) + N * (P - 1)) / 2.0
 
 
 def schulze_ranking(rankings: np.ndarray) -> np.ndarray:
     """Alternatives ordered by Schulze's relation (``a`` above ``b`` when the strongest path a->b beats
-    b->a), ties by Borda score then index. Strongest paths by Floyd-Warshall on the pairwise margins."""
-    N, P = rankings.shape
-    pos = np.empty_like(rankings)
-    pos[np.arange(N)[:, None], rankings] = np.arange(P)[None, :]
-    pref = (pos[:, :, None] < pos[:, None, :]).sum(axis=0)       # pref[a, b]: voters with a above b
-    margin = pref - pref.T
-    p = np.where(margin > 0, margin, 0).astype(float)
-    for m in range(P):
-        p = np.maximum(p, np.minimum(p[:, m:m + 1], p[m:m + 1, :]))
-    np.fill_diagonal(p, 0)
+    b->a), ties by Borda score then index. Strongest paths over the pairwise margins: the aggregation's
+    Schulze (:func:`fairarena.aggregation.candidates.strongest_paths`)."""
+    P = rankings.shape[1]
+    p = C.strongest_paths(C.margins(_as_utilities(rankings)[None]))[0]
     wins = (p > p.T).sum(axis=1)
     return np.lexsort((np.arange(P), -borda_scores(rankings), -wins))
 
@@ -393,12 +397,9 @@ def candidates(d: Destination, stakeholders: list[Stakeholder], decision: str, k
 def utility_matrix(V: np.ndarray, ideal: np.ndarray | None = None) -> np.ndarray:
     """Payoff-table normalisation (module doc): ``(V - worst) / (best - worst)`` per row, clipped to
     [0, 1]; best = ``ideal`` (default the row maximum), worst = the row minimum; a row with best = worst
-    is indifferent (1)."""
-    best = V.max(axis=1) if ideal is None else np.asarray(ideal, dtype=float)
-    worst = V.min(axis=1)
-    span = best - worst
-    U = np.where(span[:, None] > 1e-12, (V - worst[:, None]) / np.where(span > 1e-12, span, 1.0)[:, None], 1.0)
-    return np.clip(U, 0.0, 1.0)
+    is indifferent (1). The aggregation's per-agent normalisation
+    (:func:`fairarena.aggregation.candidates.per_agent_range`), clipped."""
+    return np.clip(C.per_agent_range(V, ideal, tol=1e-12), 0.0, 1.0)
 
 
 def _profile(stakeholders: list[Stakeholder], names: list[str], U: np.ndarray) -> Any:
