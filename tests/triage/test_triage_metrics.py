@@ -225,3 +225,28 @@ def test_metrics_cli_prints_undefined_and_json_null(tmp_path):
     assert doc["gini"] is None and doc["unused"]["Nursing"] == COHORT32["capacity"]["Nursing"]
     r = runner.invoke(app, ["triage", "metrics", "--cohort", str(path), "--allocation", str(alloc)])
     assert r.exit_code == 0 and "undefined" in r.output and "unused capacity" in r.output
+
+
+def test_each_metric_has_one_milp_form_that_scores_like_the_metric():
+    """The linear and max-min metrics' MILP expressions (AllocationMILP.metric_expr, read from the metric
+    registry) have the metric's value at the MILP's optimum; the others have no linear form."""
+    from fairarena.allocation.metrics import METRICS, metrics_with_form
+    from fairarena.allocation.milp import AllocationMILP
+    from fairarena.errors import InputError
+
+    assert metrics_with_form("linear") == ("esg", "dw_esg", "vwci")
+    assert metrics_with_form("min") == ("rmg",) and metrics_with_form("gini") == ("gini", "gini_cnss")
+    assert metrics_with_form("") == ("var",)
+    for seed in (0, 3):
+        problem = sample_cohort(seed, capacity="standard").to_problem()
+        for key in metrics_with_form("linear", "min"):
+            m = AllocationMILP(problem)
+            value, sol = m.solve(m.metric_expr(key), "max")
+            got = float(compute_metrics_batch(problem, m.allocation(sol)[None])[key][0])
+            assert got == pytest.approx(value, abs=1e-7), (seed, key)
+            if METRICS.get(key).weights is not None:   # the same weights score the metric
+                c = compute_metrics_batch(problem, m.allocation(sol)[None])["cnss"][0]
+                assert float(c @ METRICS.get(key).weights(problem)) == pytest.approx(got)
+        for key in metrics_with_form("gini", ""):
+            with pytest.raises(InputError, match="linear form"):
+                AllocationMILP(problem).metric_expr(key)

@@ -41,6 +41,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from fairarena.aggregation.objectives import OBJECTIVES, milp_scale, utility_range
+from fairarena.allocation.metrics import METRICS
 from fairarena.allocation.milp import SMALL_MODEL_SEARCH, AllocationMILP, Expr, add_exprs
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.errors import InputError
@@ -169,8 +170,7 @@ class FeasibleModel:
                 self.m.add_row({u: 1.0}, lo=1.0)
                 continue
             if obj.milp == "linear":
-                coef = {"esg": problem.survival, "dw_esg": problem.disadvantage * problem.survival,
-                        "vwci": problem.vulnerability}[obj.metric]
+                coef = METRICS.get(obj.metric).weights(problem)   # the metric's one linear form
                 expr = self.m.weighted_cnss(np.asarray(coef) * scale)
                 self.m.add_row(add_exprs((1.0, expr), (-1.0, {u: 1.0})), lo=0.0)
             elif obj.milp == "min":  # min CNSS

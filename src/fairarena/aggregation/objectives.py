@@ -66,10 +66,18 @@ class Objective:
 
 
 OBJECTIVES: Registry[Objective] = Registry("objective")
-_MILP_FORM = {"esg": "linear", "dw_esg": "linear", "vwci": "linear", "rmg": "min", "gini_cnss": "gini",
-              "var": "var"}
+#: the two minimised metrics the feasible-set rules model (the Gini of CNSS exactly or on a grid, the
+#: variance by tangents); the linear and max-min forms are the metric's own (:attr:`Metric.milp`)
+_FEASIBLE_FORM = {"gini_cnss": "gini", "var": "var"}
+
+
+def _milp_form(metric: str) -> str:
+    form = METRICS.get(metric).milp
+    return form if form in ("linear", "min") else _FEASIBLE_FORM.get(metric, "")
+
+
 for _f in FRAMEWORKS.values():
-    OBJECTIVES.add(_f.name, Objective(_f.name, _f.metric, _f.direction, _MILP_FORM.get(_f.metric, "")),
+    OBJECTIVES.add(_f.name, Objective(_f.name, _f.metric, _f.direction, _milp_form(_f.metric)),
                    title=_f.label, description=f"{_f.name} framework: {METRICS.entry(_f.metric).description} "
                    f"({'higher' if _f.direction == 'max' else 'lower'} is better)",
                    citation=FRAMEWORKS.entry(_f.name).citation, metric=_f.metric, direction=_f.direction)
@@ -78,7 +86,7 @@ for _f in FRAMEWORKS.values():
 def _range(problem: AllocationProblem, name: str) -> tuple[float, float]:
     obj = OBJECTIVES.get(name)
     n = problem.n
-    if obj.metric in ("esg", "rmg", "dw_esg", "vwci"):
+    if METRICS.get(obj.metric).milp in ("linear", "min"):   # maximised, non-negative, 0 when nobody is served
         solver = next(f for f in FRAMEWORKS.values() if f.metric == obj.metric).solve  # the metric's exact optimum
         best_x = solver(problem)
         best = float(compute_metrics_batch(problem, best_x[None])[obj.metric][0])

@@ -65,21 +65,19 @@ def _milp(problem: AllocationProblem, time_limit: float | None = None, cnss: str
 def solve_utilitarian(problem: AllocationProblem, **opts: Any) -> np.ndarray:
     """Max ESG; tie-break max RMG."""
     m = _milp(problem, **opts)
-    return m.lexicographic([(m.weighted_cnss(problem.survival), "max"), (m.min_cnss(), "max")])
+    return m.lexicographic([(m.metric_expr("esg"), "max"), (m.metric_expr("rmg"), "max")])
 
 
 def solve_prioritarian(problem: AllocationProblem, **opts: Any) -> np.ndarray:
     """Max DW-ESG; tie-break max ESG."""
     m = _milp(problem, **opts)
-    return m.lexicographic([(m.weighted_cnss(problem.disadvantage * problem.survival), "max"),
-                            (m.weighted_cnss(problem.survival), "max")])
+    return m.lexicographic([(m.metric_expr("dw_esg"), "max"), (m.metric_expr("esg"), "max")])
 
 
 def solve_care(problem: AllocationProblem, **opts: Any) -> np.ndarray:
     """Max VWCI; tie-break max ESG."""
     m = _milp(problem, **opts)
-    return m.lexicographic([(m.weighted_cnss(problem.vulnerability), "max"),
-                            (m.weighted_cnss(problem.survival), "max")])
+    return m.lexicographic([(m.metric_expr("vwci"), "max"), (m.metric_expr("esg"), "max")])
 
 
 def solve_rawlsian(problem: AllocationProblem, leximin: bool = False, **opts: Any) -> np.ndarray:
@@ -91,7 +89,7 @@ def solve_rawlsian(problem: AllocationProblem, leximin: bool = False, **opts: An
     if leximin:
         stages += [lambda k=k: (m.sum_smallest(k), "max") for k in range(2, problem.n)]
         stages.append((m.weighted_cnss(np.ones(problem.n)), "max"))
-    stages.append((m.weighted_cnss(problem.survival), "max"))
+    stages.append((m.metric_expr("esg"), "max"))
     return m.lexicographic(stages, fixed=kept)
 
 
@@ -138,7 +136,7 @@ def _strict(problem: AllocationProblem, gini_tolerance: float = 0.0, **opts: Any
     if value <= 1e-9 and gini_tolerance <= 0:
         return problem.zeros()  # every CNSS is 0, so every needed amount is 0: the empty allocation
     kept = [(m.fix(mean, value, "max"), mean, value, "max")]
-    return m.lexicographic([(m.weighted_cnss(problem.survival), "max")], fixed=kept)
+    return m.lexicographic([(m.metric_expr("esg"), "max")], fixed=kept)
 
 
 class _GapMILP(AllocationMILP):
@@ -222,7 +220,7 @@ def _pareto_egalitarian(problem: AllocationProblem, time_limit: float | None, st
         m.add_row(add_exprs((1.0, gaps), (-(g + GINI_TOL) * n, total)), hi=0.0)
         try:
             x = m.lexicographic([(m.weighted_cnss(np.full(n, 1.0 / n)), "max"),
-                                 (m.weighted_cnss(problem.survival), "max")], fill=False)
+                                 (m.metric_expr("esg"), "max")], fill=False)
         except SolverError:  # numerical trouble at the Gini bound: the undominated point already found
             x = best
             break

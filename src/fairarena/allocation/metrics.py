@@ -45,6 +45,8 @@ __all__ = [
     "Metric",
     "METRICS",
     "METRIC_KEYS",
+    "MILP_FORMS",
+    "metrics_with_form",
     "need_satisfaction",
     "gini",
     "compute_metrics",
@@ -79,36 +81,61 @@ def unused_capacity(problem: AllocationProblem, x: np.ndarray) -> dict[str, floa
     return {res: float(left[r]) for r, res in enumerate(problem.resources)}
 
 
+#: how an exact allocation MILP models a metric (:attr:`Metric.milp`)
+MILP_FORMS: dict[str, str] = {
+    "linear": "a weighted sum of CNSS, sum_i weights_i CNSS_i (an objective or a row)",
+    "min": "the minimum CNSS (a variable below every CNSS, maximised)",
+    "gini": "a Gini coefficient: linear as a bound (sum_{i<j} d_ij <= g n sum_i v_i), minimised by Dinkelbach's method",
+    "": "no linear form (a convex quadratic: tangent cuts, or sampled)",
+}
+
+
 @dataclass(frozen=True)
 class Metric:
     """One allocation metric: key, display label, direction, formula and the batched function
-    ``fn(problem, x (B, n, R), cnss (B, n)) -> (B,)``."""
+    ``fn(problem, x (B, n, R), cnss (B, n)) -> (B,)``; ``milp`` is its form in an exact MILP
+    (:data:`MILP_FORMS`) and ``weights(problem)`` the CNSS weights of a ``"linear"`` one (the metric is
+    ``cnss @ weights(problem)``): the one place the frameworks' optima, the feasible-set rules and the
+    conflict audit read a metric's linear form from (:meth:`fairarena.allocation.milp.AllocationMILP.metric_expr`)."""
 
     key: str
     label: str
     direction: Literal["max", "min"]
     formula: str
     fn: Callable[[AllocationProblem, np.ndarray, np.ndarray], np.ndarray]
+    milp: str = ""
+    weights: Callable[[AllocationProblem], np.ndarray] | None = None
 
     def better(self, a: float, b: float) -> bool:
         """True when value ``a`` is strictly better than ``b``."""
         return a > b if self.direction == "max" else a < b
 
 
+def _linear(key: str, label: str, formula: str, weights: Callable[[AllocationProblem], np.ndarray]) -> Metric:
+    """A maximised weighted sum of CNSS: its value and its MILP form from the one ``weights``."""
+    return Metric(key, label, "max", formula, lambda p, x, c: c @ weights(p), "linear", weights)
+
+
 METRICS: Registry[Metric] = Registry("metric")
 for _m in (
-    Metric("esg", "ESG", "max", "sum_i s_i CNSS_i", lambda p, x, c: c @ p.survival),
-    Metric("rmg", "RMG", "max", "min_i CNSS_i", lambda p, x, c: c.min(axis=-1)),
+    _linear("esg", "ESG", "sum_i s_i CNSS_i", lambda p: p.survival),
+    Metric("rmg", "RMG", "max", "min_i CNSS_i", lambda p, x, c: c.min(axis=-1), "min"),
     Metric("var", "Var", "min", "population variance of CNSS", lambda p, x, c: c.var(axis=-1)),
-    Metric("dw_esg", "DW-ESG", "max", "sum_i w_i s_i CNSS_i", lambda p, x, c: c @ (p.disadvantage * p.survival)),
-    Metric("vwci", "VWCI", "max", "sum_i v_i CNSS_i", lambda p, x, c: c @ p.vulnerability),
+    _linear("dw_esg", "DW-ESG", "sum_i w_i s_i CNSS_i", lambda p: p.disadvantage * p.survival),
+    _linear("vwci", "VWCI", "sum_i v_i CNSS_i", lambda p: p.vulnerability),
     Metric("gini", "Gini", "min", "Gini of the gini_resource amounts (nursing hours; the paper's); "
            "undefined (NaN) when nobody receives that resource",
-           lambda p, x, c: np.asarray(gini(x[..., p.gini_index], empty=np.nan))),
+           lambda p, x, c: np.asarray(gini(x[..., p.gini_index], empty=np.nan)), "gini"),
     Metric("gini_cnss", "Gini(CNSS)", "min", "Gini of CNSS (the egalitarian objective)",
-           lambda p, x, c: np.asarray(gini(c))),
+           lambda p, x, c: np.asarray(gini(c)), "gini"),
 ):
-    METRICS.add(_m.key, _m, title=_m.label, description=_m.formula, direction=_m.direction)
+    METRICS.add(_m.key, _m, title=_m.label, description=_m.formula, direction=_m.direction, milp=_m.milp)
+
+
+def metrics_with_form(*forms: str) -> tuple[str, ...]:
+    """The metric keys whose MILP form (:attr:`Metric.milp`) is one of ``forms``, in registry order."""
+    return METRICS.names(where=lambda e: e.obj.milp in forms)
+
 
 METRIC_KEYS: tuple[str, ...] = tuple(METRICS)
 

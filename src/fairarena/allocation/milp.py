@@ -31,8 +31,9 @@ from typing import Any, Callable
 
 import numpy as np
 
+from fairarena.allocation.metrics import METRICS, metrics_with_form
 from fairarena.allocation.problem import AllocationProblem
-from fairarena.errors import SolverError
+from fairarena.errors import InputError, SolverError
 from fairarena.solver_console import milp  # HiGHS's console never on stdout
 
 __all__ = ["Expr", "AllocationMILP", "InfeasibleMILP", "add_exprs", "add_gini_bound", "MIP_REL_GAP", "STAGE_EPS",
@@ -130,6 +131,19 @@ class AllocationMILP:
     def weighted_cnss(self, coef: np.ndarray) -> Expr:
         """``sum_i coef[i] * CNSS_i`` as an expression."""
         return add_exprs(*((float(c), e) for c, e in zip(coef, self.cnss)))
+
+    def metric_expr(self, key: str) -> Expr:
+        """A registered allocation metric as an expression to maximise: ``sum_i w_i CNSS_i`` for a
+        ``"linear"`` metric (its :attr:`~fairarena.allocation.metrics.Metric.weights`), the
+        :meth:`min_cnss` variable for the ``"min"`` one (RMG). The one MILP form of the frameworks'
+        metrics (their optima, the feasible-set rules, the conflict audit); InputError for a metric
+        without one (a Gini is a ratio: a bound or Dinkelbach's method; the variance is quadratic)."""
+        metric = METRICS.get(key)
+        if metric.milp == "linear" and metric.weights is not None:
+            return self.weighted_cnss(metric.weights(self.problem))
+        if metric.milp == "min":
+            return self.min_cnss()
+        raise InputError("metric", key, "a metric with a linear form: " + ", ".join(metrics_with_form("linear", "min")))
 
     def pairwise_gaps(self) -> list[tuple[float, Expr]]:
         """New auxiliaries ``d_ij >= |CNSS_i - CNSS_j|`` for every pair ``i < j`` (two rows each), as the

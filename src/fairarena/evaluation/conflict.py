@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from fairarena.allocation.metrics import metrics_with_form
 from fairarena.errors import InputError
 
 __all__ = ["TRIAGE_EXACT", "TRIAGE_LINEAR", "TRIAGE_RATIO", "TRIAGE_SAMPLED", "TOURISM_METRICS", "pareto_front",
@@ -84,11 +85,12 @@ def _summary(X: np.ndarray, Y: np.ndarray, dx: str, dy: str, tol: float) -> dict
 # -- triage (exact where a linear form exists; the variance sampled) ------------------------------
 #: triage metrics whose frontier is exact: linear objectives (weighted sums of CNSS, the max-min) and the
 #: two Gini coefficients (a linear constraint for a fixed bound; minimised exactly by Dinkelbach's method)
-TRIAGE_LINEAR = ("esg", "dw_esg", "vwci", "rmg")
-TRIAGE_RATIO = ("gini", "gini_cnss")
+#: (read from each metric's MILP form, :attr:`fairarena.allocation.metrics.Metric.milp`)
+TRIAGE_LINEAR = metrics_with_form("linear", "min")
+TRIAGE_RATIO = metrics_with_form("gini")
 TRIAGE_EXACT = TRIAGE_LINEAR + TRIAGE_RATIO
 #: triage metrics without a linear form: their frontier is sampled
-TRIAGE_SAMPLED = ("var",)
+TRIAGE_SAMPLED = metrics_with_form("")
 DINKELBACH_TOL = 1e-9
 BOUND_SLACK = 1e-9         # a bound is loosened by this (relative) so the other metric's optimum stays feasible
 RANDOM_SAMPLES = 200
@@ -117,18 +119,6 @@ def check_gini_defined(problem: Any, x: str, y: str) -> None:
         raise InputError("--x" if x == "gini" else "--y", "gini",
                          f"a cohort where someone needs {problem.resources[problem.gini_index]} (else its Gini is "
                          "undefined for every allocation)")
-
-
-def _triage_expr(m: Any, problem: Any, metric: str) -> Any:
-    if metric == "esg":
-        return m.weighted_cnss(problem.survival)
-    if metric == "dw_esg":
-        return m.weighted_cnss(problem.disadvantage * problem.survival)
-    if metric == "vwci":
-        return m.weighted_cnss(problem.vulnerability)
-    if metric == "rmg":
-        return m.min_cnss()
-    raise InputError("metric", metric, f"a metric with a linear form: {', '.join(TRIAGE_LINEAR)}")
 
 
 def _gini_parts(m: Any, metric: str) -> tuple[Any, Any, float]:
@@ -200,7 +190,7 @@ def _bound(m: Any, problem: Any, metric: str, eps: float) -> None:
     from fairarena.allocation.milp import add_exprs, add_gini_bound
 
     if metric in TRIAGE_LINEAR:
-        m.add_row(_triage_expr(m, problem, metric), lo=eps)
+        m.add_row(m.metric_expr(metric), lo=eps)
     elif metric == "gini_cnss":
         add_gini_bound(m, eps)
     else:
@@ -229,7 +219,7 @@ def _exact_solutions(problem: Any, obj: str, con: str, points: int, reuse: bool,
         m = model(eps)
         try:
             if obj in TRIAGE_LINEAR:
-                _, sol = m.solve(_triage_expr(m, problem, obj), "max")
+                _, sol = m.solve(m.metric_expr(obj), "max")
             else:
                 _, sol = min_gini(m, obj)
         except InfeasibleMILP:
@@ -242,7 +232,7 @@ def _exact_solutions(problem: Any, obj: str, con: str, points: int, reuse: bool,
     c_at = float(compute_metrics_batch(problem, x_opt[None])[con][0])
     m = model(None)
     if con in TRIAGE_LINEAR:
-        c_opt, _ = m.solve(_triage_expr(m, problem, con), "max")
+        c_opt, _ = m.solve(m.metric_expr(con), "max")
     elif con == "gini_cnss" and not defined:
         c_opt = 0.0                       # the empty allocation (or any with equal CNSS) has Gini(CNSS) 0
     else:
