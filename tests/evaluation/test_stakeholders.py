@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fairarena.aggregation.rules import Agent, Profile
-from fairarena.evaluation.stakeholders import envy_free_up_to_one, evaluate
+from fairarena.aggregation.stakeholders import envy_free_up_to_one, evaluate
 
 
 def test_lottery_evaluation_by_hand():
@@ -39,3 +39,12 @@ def test_ef1_by_definition():
     y[0, 0] = 1  # only P1's ICU bed: removing it removes P2's envy
     ef2 = envy_free_up_to_one(p, y)
     assert ef2["envy_free"] is False and ef2["ef1"] is True
+
+
+def test_the_evaluation_package_names_are_the_aggregation_functions():
+    import fairarena.evaluation as E
+    from fairarena.aggregation import stakeholders as S
+    from fairarena.evaluation import stakeholders as old
+
+    assert E.evaluate is S.evaluate and E.recipients_view is S.recipients_view
+    assert old.evaluate is S.evaluate and old.envy_free_up_to_one is S.envy_free_up_to_one

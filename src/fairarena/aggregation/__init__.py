@@ -6,6 +6,8 @@ audit. See docs/aggregation.md.
 * :mod:`.feasible` — feasible-set rules as exact MILPs;
 * :mod:`.repair` — coordinate-wise mean / median repaired to feasibility;
 * :mod:`.rules` — ``RULES``, ``Profile``, ``Decision``, ``aggregate``;
+* :mod:`.stakeholders` — stakeholder-centric evaluation of a decision (re-exported by
+  :mod:`fairarena.evaluation`);
 * :mod:`.io` — proposal files; :mod:`.audit` — the axiom audit.
 
 Nothing heavy is imported here.

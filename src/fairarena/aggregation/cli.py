@@ -64,7 +64,7 @@ def run_result(problem: Any, data: Any, rule: str, seed: int, normalise: str, di
     from fairarena.aggregation.rules import RULES, aggregate
     from fairarena.allocation.metrics import compute_metrics
     from fairarena.allocation.problem import allocation_to_mapping
-    from fairarena.evaluation.stakeholders import evaluate
+    from fairarena.aggregation.stakeholders import evaluate
 
     RULES.check(rule)
     profile = parse_proposals(data, problem, normalise=normalise)
@@ -330,7 +330,7 @@ def evaluate_cmd(
     from fairarena.aggregation.io import parse_proposals, read_proposals
     from fairarena.allocation.problem import allocation_from_mapping
     from fairarena.errors import InputError
-    from fairarena.evaluation.stakeholders import evaluate
+    from fairarena.aggregation.stakeholders import evaluate
 
     prob = _problem(problem)
     if prob is None:

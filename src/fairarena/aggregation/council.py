@@ -105,7 +105,7 @@ def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] |
     from fairarena.allocation.frameworks import FRAMEWORKS
     from fairarena.allocation.metrics import compute_metrics
     from fairarena.allocation.problem import check_feasibility
-    from fairarena.evaluation.stakeholders import evaluate
+    from fairarena.aggregation.stakeholders import evaluate
 
     if problem is None:
         from fairarena.triage.archetypes import sample_cohort

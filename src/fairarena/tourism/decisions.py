@@ -21,7 +21,8 @@ normalised per stakeholder over the candidates with the payoff table: ``u = (v -
 best = the value of its own proposal (its ideal), worst = the lowest value among the candidates.
 
 Pillar (iii): :func:`evaluate_decision` — every metric, each stakeholder's value and utility, and
-:func:`fairarena.evaluation.evaluate` (utility, regret, proportionality, decision share, worst-off).
+:func:`fairarena.aggregation.stakeholders.evaluate` (utility, regret, proportionality, decision share,
+worst-off).
 """
 
 from __future__ import annotations
@@ -493,8 +494,8 @@ def debate(d: Destination, stakeholders: list[Stakeholder], cands: Candidates, d
 def evaluate_decision(d: Destination, stakeholders: list[Stakeholder], decision: str, x: np.ndarray,
                       cands: Candidates, attention: str = "position") -> dict[str, Any]:
     """Every metric of ``x``, each stakeholder's value and utility (normalised like the candidates) and
-    fairarena.evaluation's view (utility, regret, proportionality, decision share, worst-off)."""
-    from fairarena.evaluation.stakeholders import evaluate
+    the stakeholder evaluation's view (utility, regret, proportionality, decision share, worst-off)."""
+    from fairarena.aggregation.stakeholders import evaluate
 
     m = metrics_of(d, decision, x, attention)
     v = np.array([stakeholder_value(d, s, m, decision) for s in stakeholders])
