@@ -8,7 +8,8 @@ import itertools
 import numpy as np
 import pytest
 
-from fairarena.evaluation.conflict import _summary, audit_tourism, audit_triage, pareto_front
+from fairarena.evaluation.conflict import audit_triage, conflict_summary, pareto_front
+from fairarena.tourism.conflict import audit_tourism
 from fairarena.tourism.destination import generate
 
 
@@ -22,9 +23,9 @@ def test_pareto_front_brute_force():
 
 
 def test_no_conflict_and_price_of_fairness():
-    s = _summary(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0]), "max", "max", 1e-9)
+    s = conflict_summary(np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0, 3.0]), "max", "max", 1e-9)
     assert s["no_conflict"] and s["price_of_fairness_x"] == 0 and s["price_of_fairness_y"] == 0
-    s = _summary(np.array([4.0, 2.0]), np.array([0.5, 0.0]), "max", "min", 1e-9)
+    s = conflict_summary(np.array([4.0, 2.0]), np.array([0.5, 0.0]), "max", "min", 1e-9)
     assert not s["no_conflict"]
     assert s["price_of_fairness_x"] == pytest.approx(0.5)     # x falls from 4 to 2 at the best y
     assert s["price_of_fairness_y"] == pytest.approx(0.5)     # absolute when the best y is 0
@@ -85,7 +86,7 @@ def _two_poi(d0: float, d1: float):
 
 
 def test_flows_frontier_against_brute_force():
-    from fairarena.evaluation.conflict import audit_tourism_flows
+    from fairarena.tourism.conflict import audit_tourism_flows
     from fairarena.tourism.metrics import flow_metrics, satisfaction
 
     # the centre POI is nearer: satisfaction and residents agree (2 visitors there, 1 in the residential one)

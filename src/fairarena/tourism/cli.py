@@ -241,7 +241,7 @@ def conflict_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pareto frontier between two metrics, whether they conflict, price of fairness, alternative definitions."""
-    from fairarena.evaluation.conflict import audit, load_problem, plot_frontier
+    from fairarena.tourism.conflict import audit, load_problem, plot_frontier
 
     check_seed(seed)
     if decision not in ("lists", "flows"):

@@ -10,7 +10,7 @@ def tourism_demo(out: Path, full: bool = False) -> None:
     from rich.table import Table
 
     from fairarena.cli_common import console
-    from fairarena.evaluation.conflict import audit_tourism, plot_frontier
+    from fairarena.tourism.conflict import audit_tourism, plot_frontier
     from fairarena.fsutil import atomic_write_json
     from fairarena.tourism.compare import compare, plot_compare
     from fairarena.tourism.destination import generate

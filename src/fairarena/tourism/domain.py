@@ -162,8 +162,8 @@ class TourismPlugin(TourismDomain):
 
     # -- optional hooks ----------------------------------------------------------------------------
     def conflict_frontier(self, instance: Destination, metric_x: str, metric_y: str, points: int = 50) -> dict[str, Any]:
-        """The conflict audit of two tourism metrics (:mod:`fairarena.evaluation.conflict`)."""
-        from fairarena.evaluation import conflict
+        """The conflict audit of two tourism metrics (:mod:`fairarena.tourism.conflict`)."""
+        from fairarena.tourism import conflict
 
         if self.decision == "flows":
             return conflict.audit_tourism_flows(instance, metric_x, metric_y, points)
