@@ -1,0 +1,43 @@
+"""The evaluation package sits above aggregation and below the domains: aggregation never imports it and
+it imports no domain package but the triage cohort reader, function-local imports included (these two
+cycles, aggregation <-> evaluation and tourism <-> evaluation, were hidden inside functions)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "fairarena"
+
+
+def imported(package: str) -> dict[str, set[str]]:
+    """Every ``fairarena.*`` module each module of ``package`` imports, wherever the import statement is."""
+    out: dict[str, set[str]] = {}
+    for path in (SRC / package).rglob("*.py"):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+                names.update(f"{node.module}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        out[str(path.relative_to(SRC))] = {n for n in names if n.startswith("fairarena.")}
+    return out
+
+
+def offenders(package: str, forbidden: str) -> list[str]:
+    return sorted(f"{mod}: {name}" for mod, names in imported(package).items() for name in names
+                  if name == forbidden or name.startswith(forbidden + "."))
+
+
+def test_aggregation_never_imports_evaluation():
+    assert not offenders("aggregation", "fairarena.evaluation")
+
+
+def test_evaluation_never_imports_tourism():
+    assert not offenders("evaluation", "fairarena.tourism")
+
+
+def test_the_scan_sees_function_local_imports():
+    # the conflict audit reads triage cohorts inside a function: the scan must see it
+    assert any(n.startswith("fairarena.triage") for n in imported("evaluation")["evaluation/conflict.py"])
