@@ -2,15 +2,17 @@
 
 The protocol (:mod:`fairarena.arena.protocol`) is generic over an
 :class:`~fairarena.allocation.problem.AllocationProblem`; everything it shows to agents or records
-about the *instance* behind the problem comes from a :class:`Domain`: how the instance is rendered in
-a prompt, what its items and resources are called, the rules every agent is told, the retrieval query,
-and how the instance is stored in (and read back from) a transcript header. Triage is the first domain
-(:data:`TRIAGE`); a new domain registers itself in :data:`DOMAINS`.
+about the *instance* behind the problem comes from a domain: how the instance is rendered in a prompt,
+what its items and resources are called, the rules every agent is told, the retrieval query, and how the
+instance is stored in (and read back from) a transcript header. What the arena needs is
+:class:`Domain` (:class:`fairarena.domains.protocol.ArenaDomain`); the whole plug-in protocol (instances,
+metrics, participants, the conformance kit) is :mod:`fairarena.domains`, and :data:`DOMAINS` is
+:data:`fairarena.domains.DOMAINS` (every domain by name, imported on first use).
 
-Optional hook: a domain whose participants are scored by the domain's own utilities (not by an
-allocation objective of :mod:`fairarena.aggregation.objectives`) defines ``closing_profile`` (see
-:class:`Domain`); the aggregation closings and the dialectical acceptance check then use it. Triage does
-not define it: its participants are scored by :func:`fairarena.arena.closing.participant_objective`.
+Triage is the first domain (:data:`TRIAGE`, the arena's default); besides the arena's part it implements
+the plug-in members (sampling, metrics, the six frameworks as participants, ...) by calling
+:mod:`fairarena.triage` and :mod:`fairarena.allocation`. It does not define the optional
+``closing_profile``: its participants are scored by :func:`fairarena.arena.closing.participant_objective`.
 
 Every piece of instance data that enters a prompt goes through :func:`fairarena.arena.prompts.cell`
 (table cells) so that it cannot add columns, rows or tags (see docs/arena.md, "Quoting").
@@ -19,48 +21,37 @@ Every piece of instance data that enters a prompt goes through :func:`fairarena.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.arena.prompts import cell, number
-from fairarena.registry import Registry
+from fairarena.domains.protocol import ArenaDomain as Domain
+from fairarena.domains.protocol import MetricSpec, Participant
+from fairarena.domains.registry import DOMAINS
+
+__all__ = ["Domain", "DOMAINS", "TRIAGE", "TriageDomain"]
 
 
-class Domain(Protocol):
-    """What a domain supplies to the arena (an instance is any object the domain understands).
+def _triage_linear(key: str) -> Any:
+    """The linear form of a weighted sum of need satisfaction (``esg``, ``dw_esg``, ``vwci``): under the
+    fractional form ``CNSS_i = sum_r x[i, r] / (|N_i| need[i, r])`` on allocations within the needs, so
+    ``sum_i w_i CNSS_i`` is linear in ``x``; under the indicator form it is not (None)."""
+    weights = {"esg": lambda p: p.survival, "dw_esg": lambda p: p.disadvantage * p.survival,
+               "vwci": lambda p: p.vulnerability}
+    if key not in weights:
+        return None
 
-    Optional (not part of the protocol's required methods; looked up with ``getattr``)::
+    def linear(instance: Any) -> tuple[np.ndarray, float] | None:
+        p = instance.to_problem()
+        if p.cnss != "fractional":
+            return None
+        per = np.divide(1.0, p.need * p.n_needed[:, None], out=np.zeros_like(p.need), where=p.needed)
+        return weights[key](p)[:, None] * per, 0.0
 
-        def closing_profile(self, instance, participants: dict[str, Profile],
-                            finals: dict[str, np.ndarray]) -> tuple[aggregation.Profile | None, list[str]]
-
-    ``participants``: every participant's arena profile, in speaking order; ``finals``: the positions to
-    score (participant -> valid allocation; the valid finals, or the dialectical positions). Returns a
-    candidate :class:`fairarena.aggregation.rules.Profile` whose agents are the voting participants (named
-    as in the debate) and whose candidates are the participants whose position the domain keeps (named
-    after them; ``X`` their allocations), with the domain's utilities, plus notes (who was left out and
-    why); None instead of the profile when fewer than two participants vote or no position is kept. Only
-    candidate-set rules apply to such a profile."""
-
-    name: str
-    item: str            # what one row of the allocation is called ("patient")
-    item_id: str         # the placeholder used in reply formats ("PATIENT_ID")
-    setting: str         # one phrase naming the decision ("a hospital triage allocation")
-
-    def problem(self, instance: Any) -> AllocationProblem: ...
-
-    def render(self, instance: Any) -> str: ...
-
-    def rules(self, problem: AllocationProblem) -> str: ...
-
-    def retrieval_query(self, instance: Any, framework: str) -> str: ...
-
-    def to_dict(self, instance: Any) -> dict[str, Any]: ...
-
-    def from_dict(self, data: Any) -> Any: ...
-
-
-DOMAINS: Registry[Domain] = Registry("domain")
+    return linear
 
 
 @dataclass(frozen=True)
@@ -109,8 +100,75 @@ class TriageDomain:
         from fairarena.triage import parse_cohort
         return parse_cohort(data)
 
+    # -- the plug-in members (fairarena.domains.protocol.Domain) --------------------------------------
+    def sample(self, seed: int, capacity: str = "standard") -> Any:
+        """The sampled cohort of ``seed`` (:func:`fairarena.triage.sample_cohort`, ``capacity`` variant)."""
+        from fairarena.triage import sample_cohort
+        return sample_cohort(seed, capacity)
+
+    def save(self, instance: Any, path: str | Path) -> None:
+        from fairarena.triage import save_cohort
+        save_cohort(instance, path)
+
+    def load(self, path: str | Path) -> Any:
+        from fairarena.triage import load_cohort
+        return load_cohort(path)
+
+    def metrics(self) -> list[MetricSpec]:
+        """The allocation metrics (:data:`fairarena.allocation.metrics.METRICS`, in their order)."""
+        from fairarena.allocation.metrics import METRICS
+        return [MetricSpec(m.key, m.label, m.direction, m.formula, _triage_linear(m.key)) for m in METRICS.values()]
+
+    def evaluate(self, instance: Any, x: np.ndarray) -> dict[str, float]:
+        from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics
+        m = compute_metrics(instance.to_problem(), np.asarray(x, dtype=float))
+        return {k: float(m[k]) for k in METRIC_KEYS}
+
+    def participants(self, instance: Any = None) -> list[Participant]:
+        """The six ethical frameworks (:data:`fairarena.allocation.frameworks.FRAMEWORKS`), each scored by
+        its metric in its direction."""
+        from fairarena.allocation.frameworks import FRAMEWORKS
+        return [Participant(f.name, "framework", {f.metric: 1.0 if f.direction == "max" else -1.0}, f.objective,
+                            data=f) for f in FRAMEWORKS.values()]
+
+    def value(self, instance: Any, participant: Participant, x: np.ndarray) -> float:
+        m = self.evaluate(instance, x)
+        return float(sum(w * m[k] for k, w in participant.objective.items()))
+
+    def optimum(self, instance: Any, participant: Participant) -> np.ndarray:
+        """The framework's exact optimum (``FRAMEWORKS[name].solve``; the egalitarian in its default form)."""
+        from fairarena.allocation.frameworks import FRAMEWORKS
+        return np.asarray(FRAMEWORKS.get(participant.name).solve(instance.to_problem()), dtype=float)
+
+    def scripted_agents(self, instance: Any, participants: Sequence[Participant] | None = None) -> list[Any]:
+        """One scripted negotiator aligned to each framework, named after it
+        (:func:`fairarena.arena.council.council_agents`)."""
+        from fairarena.arena.council import council_agents
+        names = None if participants is None else [p.name for p in participants]
+        return council_agents(instance, "scripted", names)
+
+    def council_profile(self, instance: Any, participants: Sequence[Participant] | None = None) -> Any:
+        """The council's profile (:func:`fairarena.aggregation.council.council_profile`): every framework's
+        optimum as a candidate, allocation objectives, so every aggregation rule applies."""
+        from fairarena.aggregation.council import council_profile
+        names = None if participants is None else [p.name for p in participants]
+        return council_profile(instance.to_problem(), names)
+
+    def conflict_frontier(self, instance: Any, metric_x: str, metric_y: str, points: int = 50) -> dict[str, Any]:
+        """The conflict audit of two allocation metrics (:func:`fairarena.evaluation.conflict.audit_triage`)."""
+        from fairarena.evaluation.conflict import audit_triage
+        return audit_triage(instance.to_problem(), metric_x, metric_y, points)
+
+    def study_design(self, kind: str) -> dict[str, Any] | None:
+        """A small study of ``kind`` on cohorts (the study runner's fields)."""
+        if kind == "duel":
+            return {"kind": "duel", "domain": "triage", "agent_a": ["aligned:utilitarian", "aligned:rawlsian"],
+                    "opponents": ["baseline"]}
+        if kind == "council":
+            return {"kind": "council", "domain": "triage",
+                    "agent_a": ["aligned:utilitarian", "aligned:egalitarian", "aligned:rawlsian"]}
+        return None
+
 
 TRIAGE = TriageDomain()
-DOMAINS.add("triage", TRIAGE, title="Hospital triage",
-            description="patients, scarce ICU/ventilator/surgery/medication/nursing capacity",
-            citation="Chaki, Gourru, Velcin: Beyond Arrow's Impossibility (arXiv 2604.13705)")
+# registered in fairarena.domains.registry (a lazy entry: "triage" -> this module's TRIAGE)
