@@ -5,7 +5,7 @@ audit. See docs/aggregation.md.
 * :mod:`.candidates` — candidate-set rules as pure batched functions on utility profiles;
 * :mod:`.feasible` — feasible-set rules as exact MILPs;
 * :mod:`.repair` — coordinate-wise mean / median repaired to feasibility;
-* :mod:`.rules` — ``RULES``, ``Profile``, ``Decision``, ``aggregate``;
+* :mod:`.rules` — ``RULES``, ``Voter`` (also ``Agent``), ``Profile``, ``Decision``, ``aggregate``;
 * :mod:`.stakeholders` — stakeholder-centric evaluation of a decision (re-exported by
   :mod:`fairarena.evaluation`);
 * :mod:`.io` — proposal files; :mod:`.audit` — the axiom audit.
@@ -20,6 +20,7 @@ from fairarena.lazy import lazy_exports
 _LAZY = {
     "RULES": "fairarena.aggregation.rules",
     "Agent": "fairarena.aggregation.rules",
+    "Voter": "fairarena.aggregation.rules",
     "Profile": "fairarena.aggregation.rules",
     "Decision": "fairarena.aggregation.rules",
     "aggregate": "fairarena.aggregation.rules",

@@ -282,7 +282,7 @@ def audit_feasible(rules: list[str] | None = None, *, instances: int = 10, seed:
     (the egalitarian grid, 2^-GINI_BITS)."""
     from fairarena.aggregation.feasible import GINI_BITS
     from fairarena.aggregation.objectives import OBJECTIVES, utilities
-    from fairarena.aggregation.rules import Agent, Profile, aggregate
+    from fairarena.aggregation.rules import Profile, Voter, aggregate
 
     rules = [r for r in RULES.names() if RULES.entry(r).kind != "candidates"] if rules is None else rules
     tol = 2.0**-GINI_BITS + 1e-6
@@ -295,7 +295,7 @@ def audit_feasible(rules: list[str] | None = None, *, instances: int = 10, seed:
         X = enumerate_allocations(p)
         names = [objs[int(k)] for k in rng.choice(len(objs), size=3, replace=False)]
         props = X[rng.choice(len(X), size=3)]
-        agents = [Agent(f"a{i}", o, props[i]) for i, o in enumerate(names)]
+        agents = [Voter(f"a{i}", o, props[i]) for i, o in enumerate(names)]
         U = utilities(p, names, X)
         prof = Profile.from_proposals(p, agents)
         perm = [2, 0, 1]

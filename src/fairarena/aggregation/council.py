@@ -31,11 +31,11 @@ def council_profile(problem: Any, frameworks: Sequence[str] | None = None, *, eg
     """The council's profile on ``problem``: one agent per framework (named after it; default every
     registered framework), proposing the framework's exact optimum (the egalitarian one in form
     ``egalitarian``, :data:`~fairarena.allocation.frameworks.EGALITARIAN_FORMS`)."""
-    from fairarena.aggregation.rules import Agent, Profile
+    from fairarena.aggregation.rules import Profile, Voter
     from fairarena.allocation.frameworks import FRAMEWORKS, check_egalitarian_form
 
     check_egalitarian_form(egalitarian)
-    agents = [Agent(f, f, FRAMEWORKS.get(f).solve(problem, egalitarian=egalitarian))
+    agents = [Voter(f, f, FRAMEWORKS.get(f).solve(problem, egalitarian=egalitarian))
               for f in (FRAMEWORKS if frameworks is None else frameworks)]
     return Profile.from_proposals(problem, agents)
 

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from fairarena.aggregation.objectives import OBJECTIVES
-from fairarena.aggregation.rules import Agent, Profile
+from fairarena.aggregation.rules import Profile, Voter
 from fairarena.allocation.problem import AllocationProblem, allocation_from_mapping, allocation_to_mapping
 from fairarena.errors import InputError
 
@@ -66,7 +66,7 @@ def parse_proposals(data: Any, problem: AllocationProblem | None, *, normalise: 
                     or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in u)):
                 raise InputError(f"agents[{a}].utilities", u, f"{len(cands)} numbers, one per candidate")
             rows.append(u)
-        return Profile.from_utilities([Agent(ag["name"], group=ag.get("group"), weight=ag.get("weight"))
+        return Profile.from_utilities([Voter(ag["name"], group=ag.get("group"), weight=ag.get("weight"))
                                        for ag in agents], cands, rows)
     if problem is None:
         raise InputError("problem", None, "an allocation problem (--problem) for proposals with allocations")
@@ -78,7 +78,7 @@ def parse_proposals(data: Any, problem: AllocationProblem | None, *, normalise: 
         if "allocation" not in ag:
             raise InputError(f"agents[{a}].allocation", None, "a proposal {PATIENT: {RESOURCE: amount}}")
         x = allocation_from_mapping(problem, ag["allocation"], f"agents[{a}].allocation")
-        out.append(Agent(ag["name"], obj, x, ag.get("group"), ag.get("weight")))
+        out.append(Voter(ag["name"], obj, x, ag.get("group"), ag.get("weight")))
     extra = data.get("candidates") or {}
     if not isinstance(extra, Mapping):
         raise InputError("candidates", extra, "an object {NAME: allocation} of extra candidates")

@@ -22,7 +22,7 @@ from fairarena.allocation.problem import AllocationProblem, check_feasibility
 from fairarena.errors import InputError
 from fairarena.registry import Registry
 
-__all__ = ["Agent", "Profile", "Decision", "Rule", "RULES", "KINDS", "PARETO_SCREENS", "aggregate"]
+__all__ = ["Voter", "Agent", "Profile", "Decision", "Rule", "RULES", "KINDS", "PARETO_SCREENS", "aggregate"]
 
 KINDS = {
     "candidates": "chooses among the candidates (the agents' proposals, optionally extra ones)",
@@ -32,8 +32,10 @@ KINDS = {
 
 
 @dataclass(frozen=True)
-class Agent:
-    """A named agent: its objective (a registered objective), its proposal, optional group and weight."""
+class Voter:
+    """A named agent as a voter of a profile: its objective (a registered objective), its proposal,
+    optional group and weight. (``Agent`` is the same class under its earlier name; the arena's
+    :class:`fairarena.arena.protocol.Agent` is a debating agent, a different thing.)"""
 
     name: str
     objective: str = ""
@@ -42,11 +44,15 @@ class Agent:
     weight: float | None = None
 
 
+Agent = Voter   # the earlier name (public API): fairarena.aggregation.Agent, aggregation.rules.Agent
+
+
 @dataclass
 class Profile:
-    """Agents, candidates and the utility matrix ``U (N, K)`` (agent x candidate)."""
+    """Voters, candidates and the utility matrix ``U (N, K)`` (voter x candidate): a social-choice profile.
+    (The arena's :class:`fairarena.arena.profiles.Profile` is an agent's persona, a different thing.)"""
 
-    agents: list[Agent]
+    agents: list[Voter]
     candidates: list[str]
     U: np.ndarray
     problem: AllocationProblem | None = None
@@ -58,7 +64,7 @@ class Profile:
         return [a.name for a in self.agents]
 
     @classmethod
-    def from_proposals(cls, problem: AllocationProblem, agents: Sequence[Agent], *,
+    def from_proposals(cls, problem: AllocationProblem, agents: Sequence[Voter], *,
                        extra: dict[str, np.ndarray] | None = None, normalise: str = "range") -> "Profile":
         """Candidates = every agent's proposal (named after the agent), then ``extra`` ones.
 
@@ -89,9 +95,9 @@ class Profile:
         return cls(agents, names, U, problem, X, normalise)
 
     @classmethod
-    def from_utilities(cls, agents: Sequence[Agent | str], candidates: Sequence[str], U: Any) -> "Profile":
+    def from_utilities(cls, agents: Sequence[Voter | str], candidates: Sequence[str], U: Any) -> "Profile":
         """A bare utility profile (no allocation problem): candidate-set rules only."""
-        ags = [a if isinstance(a, Agent) else Agent(str(a)) for a in agents]
+        ags = [a if isinstance(a, Voter) else Voter(str(a)) for a in agents]
         _check_agents(ags)
         U = np.asarray(U, dtype=float)
         if U.shape != (len(ags), len(candidates)):
@@ -107,7 +113,7 @@ def _bad_objective(a: int, name: str) -> None:
     raise InputError(f"agents[{a}].objective", name, f"one of {OBJECTIVES.choices()}")
 
 
-def _check_agents(agents: list[Agent]) -> None:
+def _check_agents(agents: list[Voter]) -> None:
     if len(agents) < 2:
         raise InputError("agents", [a.name for a in agents], "at least two agents")
     names = [a.name for a in agents]

@@ -46,7 +46,8 @@ __all__ = ["DECISIONS", "RANKING_RULES", "rule_names", "poi_scores", "propose", 
 DECISIONS = {"lists": "a ranked list of k POIs per tourist group",
              "flows": "visitors of each group at each POI in each slot, under capacities"}
 
-RANKING_RULES: Registry[str] = Registry("rule")
+#: the list-only rules (a ranking of POIs per group), beside the aggregation's candidate rules (``RULES``)
+RANKING_RULES: Registry[str] = Registry("ranking rule", field="rule")
 RANKING_RULES.add("borda", "borda", title="Borda (per group, over POIs)",
                   description="POIs ranked by total Borda score over the stakeholders' rankings; top k",
                   citation="Borda (1781)")
@@ -404,9 +405,9 @@ def utility_matrix(V: np.ndarray, ideal: np.ndarray | None = None) -> np.ndarray
 
 
 def _profile(stakeholders: list[Stakeholder], names: list[str], U: np.ndarray) -> Any:
-    from fairarena.aggregation.rules import Agent, Profile
+    from fairarena.aggregation.rules import Profile, Voter
 
-    agents = [Agent(s.name, group=s.kind) for s in stakeholders]
+    agents = [Voter(s.name, group=s.kind) for s in stakeholders]
     return Profile.from_utilities(agents, names, U)
 
 
