@@ -41,7 +41,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tourism": ("fairarena.tourism.cli", "Multistakeholder tourism: destinations, stakeholders, recommendation "
                 "lists and visitor flows decided by social choice."),
     "audit": ("fairarena.tourism.cli", "Audits of fairness goals: the conflict between two metrics."),
-    "domain": ("fairarena.domains.cli", "Domain plug-ins: list the registered domains, check one against the domain "
+    "domain": ("fairarena.conformance.cli", "Domain plug-ins: list the registered domains, check one against the domain "
                "protocol (the conformance kit)."),
 }
 

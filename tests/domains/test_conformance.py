@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fairarena.domains import CHECKS, DOMAINS, check, instance_digest
-from fairarena.domains.conformance import UNSUPPORTED
+from fairarena.conformance.kit import UNSUPPORTED
 from fairarena.errors import InputError
 
 

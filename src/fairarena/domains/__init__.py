@@ -1,20 +1,19 @@
-"""Domains as plug-ins: one documented protocol, a lazy registry with an entry-point group, and a
-conformance kit.
+"""Domains as plug-ins: one documented protocol and a lazy registry with an entry-point group.
 
 * :mod:`fairarena.domains.protocol` -- what a domain supplies (:class:`Domain`, :class:`MetricSpec`,
   :class:`Participant`) and the defaults of its optional members;
 * :mod:`fairarena.domains.registry` -- :data:`DOMAINS` (name -> domain, imported on first use; third-party
   domains through the entry-point group ``fairarena.domains``) and :func:`resolve`;
-* :mod:`fairarena.domains.conformance` -- :func:`check` (also ``fairarena domain check``): round trip,
-  seed determinism, feasibility, metric directions, a scripted debate, a council and small studies;
-* :mod:`fairarena.domains.scripted` and :mod:`fairarena.domains.council` -- the defaults a domain gets
-  when it does not supply its own scripted agents or council profile.
+* :func:`check` -- the conformance kit (:mod:`fairarena.conformance`, also ``fairarena domain check``):
+  round trip, seed determinism, feasibility, metric directions, a scripted debate, a council, small studies.
 
     from fairarena.domains import DOMAINS, check
     report = check(DOMAINS.get("triage"))
     print(report.table())
 
-Importing this package loads nothing numerical (see docs/domains.md).
+The arena, aggregation and the studies use this package; it imports none of them (the kit, which runs
+them, is the package above, :mod:`fairarena.conformance`, reached here only through the lazy export of
+:func:`check`). Importing it loads nothing numerical (see docs/domains.md).
 """
 
 from __future__ import annotations
@@ -36,12 +35,10 @@ _LAZY = {
     "save_instance": "fairarena.domains.protocol",
     "load_instance": "fairarena.domains.protocol",
     "violations_of": "fairarena.domains.protocol",
-    "check": "fairarena.domains.conformance",
-    "CheckReport": "fairarena.domains.conformance",
-    "CheckResult": "fairarena.domains.conformance",
-    "CHECKS": "fairarena.domains.conformance",
-    "optimum_agents": "fairarena.domains.scripted",
-    "candidate_profile": "fairarena.domains.council",
+    "check": "fairarena.conformance.kit",
+    "CheckReport": "fairarena.conformance.kit",
+    "CheckResult": "fairarena.conformance.kit",
+    "CHECKS": "fairarena.conformance.kit",
 }
 
 __all__ = sorted(_LAZY)

@@ -48,7 +48,7 @@ def check_cmd(
     """Run the conformance checks on a domain (exit 0: none failed; 1: one failed; 2: bad input).
 
     Prints a table of the checks (pass, fail with the reason, or skip with why); see docs/domains.md."""
-    from fairarena.domains.conformance import check, check_names
+    from fairarena.conformance.kit import check, check_names
     from fairarena.domains.registry import resolve
 
     check_seed(seed, "--seed")

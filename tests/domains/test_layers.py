@@ -1,0 +1,44 @@
+"""fairarena.domains (protocol and registry) sits below every layer that uses it: it imports no package that
+runs debates, councils or studies, function-local imports included; the kit that runs them
+(fairarena.conformance) is imported by nothing in the package but the CLI's command table."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "fairarena"
+
+
+def imports_of(package: str) -> dict[str, set[str]]:
+    """Every ``fairarena.*`` module each module of ``package`` imports, wherever the import statement is."""
+    out: dict[str, set[str]] = {}
+    for path in (SRC / package).rglob("*.py"):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        out[str(path.relative_to(SRC))] = {n for n in names if n.startswith("fairarena.")}
+    return out
+
+
+def packages_imported(package: str) -> set[str]:
+    return {n.split(".")[1] for names in imports_of(package).values() for n in names} - {package}
+
+
+def test_domains_imports_only_the_core_modules():
+    # allocation: the AllocationProblem's feasibility check; the rest are top-level modules, not packages
+    assert packages_imported("domains") <= {"allocation", "errors", "registry", "fsutil", "inputs", "lazy"}
+
+
+def test_no_package_but_the_cli_table_imports_the_kit():
+    users = sorted(mod for pkg in (p.name for p in SRC.iterdir() if p.is_dir() and p.name != "conformance")
+                   for mod, names in imports_of(pkg).items() if any(n.startswith("fairarena.conformance") for n in names))
+    assert users == []
+
+
+def test_the_scan_sees_function_local_imports():
+    assert "fairarena.aggregation.rules" in imports_of("conformance")["conformance/council.py"]
+    assert "fairarena.allocation.problem" in imports_of("domains")["domains/protocol.py"]
