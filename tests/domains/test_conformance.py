@@ -172,3 +172,13 @@ def test_an_exception_in_the_domain_is_a_failed_check_then_a_skip(seats_module):
     assert r.failed == ["feasibility"], r.table()
     assert r.result("feasibility").detail == "participants(instance) failed: RuntimeError: no participants today"
     assert {r.status(n) for n in ("metrics", "debate", "council")} == {"skip"}
+
+
+@pytest.mark.parametrize("name, x, y", [("triage", "esg", "rmg"), ("tourism", "satisfaction", "crowding_residential"),
+                                        ("tourism-lists", "satisfaction", "exposure_gini")])
+def test_the_conflict_hook_audits_two_metrics_in_the_domains_directions(name, x, y):
+    dom = DOMAINS.get(name)
+    inst = dom.sample(0) if name == "triage" else dom.sample(0, pois=12)
+    out = dom.conflict_frontier(inst, x, y, 5)
+    specs = {m.key: m.direction for m in dom.metrics()}
+    assert out["directions"] == {x: specs[x], y: specs[y]} and out["points"]
