@@ -82,7 +82,7 @@ def load_object(path: Any, field: str = "object") -> Any:
     try:
         obj: Any = importlib.import_module(module)
     except Exception as exc:  # any import failure of a plug-in is the user's input, reported in one line
-        raise InputError(field, path, f"an importable module ({type(exc).__name__}: {exc})") from None
+        raise InputError(field, path, f"an importable module ({type(exc).__name__}: {exc})") from exc
     for part in attr.split("."):
         try:
             obj = getattr(obj, part)
