@@ -25,13 +25,13 @@ def candidate_profile(domain: Any, instance: Any, participants: Sequence[Partici
     """The participants' council over their optima (module doc); ``optima`` in participant order (default
     ``domain.optimum`` of each)."""
     from fairarena.aggregation.candidates import per_agent_range
-    from fairarena.aggregation.rules import Agent, Profile
+    from fairarena.aggregation.rules import Profile, Voter
 
     ps = list(domain.participants(instance) if participants is None else participants)
     xs = [np.asarray(x, dtype=float) for x in (optima if optima is not None else
                                                [domain.optimum(instance, p) for p in ps])]
     V = np.array([[domain.value(instance, p, x) for x in xs] for p in ps], dtype=float)
-    prof = Profile.from_utilities([Agent(p.name, group=p.group) for p in ps], [p.name for p in ps],
+    prof = Profile.from_utilities([Voter(p.name, group=p.group) for p in ps], [p.name for p in ps],
                                   per_agent_range(V))
     prof.X = np.stack(xs)
     return prof

@@ -149,13 +149,13 @@ class TourismPlugin(TourismDomain):
         """The tourism council: the stakeholders' candidates (proposals, compromises or ranking-rule lists)
         with payoff-table utilities (:func:`~fairarena.tourism.decisions.utility_matrix`), as
         :func:`fairarena.tourism.decisions.decide` builds it; candidate-set rules only."""
-        from fairarena.aggregation.rules import Agent as AggAgent
+        from fairarena.aggregation.rules import Voter
         from fairarena.aggregation.rules import Profile as AggProfile
 
         ps = list(self.participants(instance) if participants is None else participants)
         ss = [self._stakeholder(p) for p in ps]
         cands = self.candidates_for(instance, ss)
-        prof = AggProfile.from_utilities([AggAgent(p.name, group=s.kind) for p, s in zip(ps, ss)], cands.names,
+        prof = AggProfile.from_utilities([Voter(p.name, group=s.kind) for p, s in zip(ps, ss)], cands.names,
                                          utility_matrix(cands.values))
         prof.X = np.stack([encode(instance, self.decision, x) for x in cands.decisions])
         return prof
