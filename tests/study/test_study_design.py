@@ -128,3 +128,27 @@ def test_init_cli_writes_paper_and_refuses_overwrite(tmp_path):
     assert cfg == preset("paper") and isinstance(cfg, StudyConfig)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--force" in r.stderr
+
+
+def test_a_design_that_leaves_out_defaults_reads_back_as_itself(tmp_path):
+    """Every default of a design is already in the form its validator gives (a design that omitted
+    model_a/model_b ran with 'scripted' but was stored and read back as 'scripted:negotiator', so
+    'study status' called its records 'of another design'). Property: the default design equals its own
+    validated dump; and a TOML without the model fields runs and its folder's status counts it ok."""
+    import subprocess
+    import sys
+
+    from fairarena.experiments.study import StudyConfig
+
+    for kind in ("duel", "council"):
+        cfg = StudyConfig(kind=kind)
+        assert StudyConfig.model_validate(cfg.model_dump()) == cfg
+    f = tmp_path / "s.toml"
+    f.write_text('name = "x"\ncohorts = 1\nagent_a = ["aligned:care"]\nopponents = ["baseline"]\nrounds = 1\n')
+    run = [sys.executable, "-m", "fairarena.cli", "study"]
+    assert subprocess.run([*run, "run", str(f), "--out", str(tmp_path / "st")], capture_output=True).returncode == 0
+    r = subprocess.run([*run, "status", str(tmp_path / "st"), "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    import json
+    status = json.loads(r.stdout)
+    assert status["ok"] == 1 and status.get("pending", 0) == 0, status

@@ -127,8 +127,8 @@ class StudyConfig(BaseModel):
     baseline_control: Optional[bool] = Field(
         None, description="add one baseline-vs-baseline debate per cohort, seed and closing (the null of every "
                           "effect; default: true when a language model plays a duel, false with scripted models)")
-    model_a: str = Field("scripted", description="model spec of Agent A (scripted, openai:MODEL@URL, llamacpp:...)")
-    model_b: str = Field("scripted", description="model spec of the opponent")
+    model_a: str = Field("scripted:negotiator", description="model spec of Agent A (scripted, openai:MODEL@URL, llamacpp:...)")
+    model_b: str = Field("scripted:negotiator", description="model spec of the opponent")
     rounds: int = Field(3, ge=1, le=50, description="debate rounds before the finals")
     closing: list[str] = Field(["joint-draft"], min_length=1,
                                description="closing rules or mechanisms; each closes the same debate once")
