@@ -23,8 +23,8 @@ import numpy as np
 
 from fairarena.bandit import reference
 from fairarena.bandit.problem import inequality
-from fairarena.experiments.config import expand, preset, subsample
-from fairarena.experiments.sweep import make_instance, run_sweep
+from fairarena.sweep.config import expand, preset, subsample
+from fairarena.sweep.run import make_instance, run_sweep
 
 POLICIES = ("pf", "ef", "uf", "nsw", "ggi")
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fairarena.experiments.config import preset
-from fairarena.experiments.store import POLICY_TITLES, write_sweep
-from fairarena.experiments.sweep import run_sweep
 from fairarena.fsutil import atomic_write_text
 from fairarena.provenance import run_record
+from fairarena.sweep.config import preset
+from fairarena.sweep.run import run_sweep
+from fairarena.sweep.store import POLICY_TITLES, write_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("pf", "ef", "uf", "nsw", "ggi")
@@ -306,7 +306,7 @@ def write_page(res: dict, out: Path, page: Path) -> None:
           "(mean score of each policy on PF / EF / UF, PF bars outlined, error bars = std) beside "
           "`table1.md`/`.tex`, `settings.parquet` and `summary.json`.", ""]
     L += ["## Figure 2: PrefLib Mechanical Turk Dots", ""]
-    from fairarena.experiments.preflib_example import PACKAGED_DOTS, preflib_example
+    from fairarena.sweep.preflib_example import PACKAGED_DOTS, preflib_example
 
     dots = preflib_example(PACKAGED_DOTS, voters=50, seed=42)
     L += ["`fairarena preflib --file src/fairarena/data/preflib/00024-00000003.soc --voters 50 --seed 42 --out DIR`"

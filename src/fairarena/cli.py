@@ -27,8 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "learn": ("fairarena.learners.cli",
               "Simulate fair bandit learners over many seeds: regrets, scores, policies, Figure 3."),
     "triage": ("fairarena.triage.cli", "Hospital-triage allocation: cohorts, metrics, optima."),
-    "sweep": ("fairarena.experiments.cli", "The full-factorial procedural-fairness sweep (Table 1, Figure 1)."),
-    "preflib": ("fairarena.experiments.cli",
+    "sweep": ("fairarena.sweep.cli", "The full-factorial procedural-fairness sweep (Table 1, Figure 1)."),
+    "preflib": ("fairarena.sweep.cli",
                 "Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."),
     "study": ("fairarena.experiments.study_cli", "Studies of many debates (duel or council; triage or tourism): design "
               "(TOML), run/resume, status, statistics, tables, report."),

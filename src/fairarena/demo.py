@@ -57,8 +57,8 @@ def _yn(b: bool) -> str:
 # (title, "module:function"); a function takes the output directory.
 SECTIONS: list[tuple[str, str]] = [
     ("Fairness notions on the worked examples", "fairarena.demo:worked_examples"),
-    ("Procedural-fairness sweep (reduced grid; --full: the paper grid)", "fairarena.experiments.demo:sweep_demo"),
-    ("PrefLib Mechanical Turk Dots example", "fairarena.experiments.demo:dots_demo"),
+    ("Procedural-fairness sweep (reduced grid; --full: the paper grid)", "fairarena.sweep.demo:sweep_demo"),
+    ("PrefLib Mechanical Turk Dots example", "fairarena.sweep.demo:dots_demo"),
     ("Fair bandit learners on the Dots instance", "fairarena.learners.demo:learn_demo"),
     ("Multistakeholder tourism: every rule, and a conflict audit", "fairarena.tourism.demo:tourism_demo"),
     ("Council: six framework agents debate one cohort, beside every aggregation rule", "fairarena.arena.demo:council_demo"),

@@ -61,8 +61,8 @@ def test_a_notion_registered_outside_the_package_is_used_everywhere(toy, tmp_pat
     res = runner.invoke(app, ["notions", "--json"])
     assert "toy_dictator" in [r["name"] for r in json.loads(res.stdout)]
     # a small sweep with the toy policy, scored on the toy notion
-    from fairarena.experiments.config import preset
-    from fairarena.experiments.sweep import run_sweep
+    from fairarena.sweep.config import preset
+    from fairarena.sweep.run import run_sweep
 
     cfg = preset("tiny", policies=["pf", "toy_dictator"])
     out = run_sweep(cfg, limit=8, backend="serial")
@@ -79,7 +79,7 @@ def test_unknown_and_duplicate_names():
     assert e.value.field == "notion" and "pf, ef, uf, nsw, ggi, maximin" in str(e.value)
     with pytest.raises(ValueError, match="already registered"):
         register("pf", "again", "", "", value=_toy_value, score=ratio_score)(_toy_policy)
-    from fairarena.experiments.config import preset
+    from fairarena.sweep.config import preset
 
     with pytest.raises(InputError) as e:
         preset("tiny", policies=["pf", "fair"])

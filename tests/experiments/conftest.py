@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from fairarena.experiments import preset, run_sweep
+from fairarena.sweep import preset, run_sweep
 
 
 @pytest.fixture(scope="session")

@@ -80,8 +80,8 @@ def test_dask_local_cluster_matches_serial():
 def test_a_sweep_gives_identical_frames_on_every_local_backend():
     import pandas as pd
 
-    from fairarena.experiments.config import preset
-    from fairarena.experiments.sweep import run_sweep
+    from fairarena.sweep.config import preset
+    from fairarena.sweep.run import run_sweep
 
     cfg = preset("tiny")
     frames = {b: run_sweep(cfg, limit=10, backend=b, workers=2).frame for b in ("serial", "threads", "processes")}

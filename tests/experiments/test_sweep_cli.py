@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from fairarena.cli import app
-from fairarena.experiments.preflib_example import PACKAGED_DOTS
+from fairarena.sweep.preflib_example import PACKAGED_DOTS
 
 runner = CliRunner()
 
@@ -92,7 +92,7 @@ def test_failed_run_keeps_an_existing_out_folder_untouched(tmp_path, monkeypatch
     out = tmp_path / "out"
     out.mkdir()
     (out / "summary.json").write_text("old")
-    import fairarena.experiments.store as store
+    import fairarena.sweep.store as store
 
     def boom(*a, **k):
         raise RuntimeError("disk full")

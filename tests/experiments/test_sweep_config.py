@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fairarena.errors import InputError
-from fairarena.experiments.config import expand, load_config, preset, subsample
+from fairarena.sweep.config import expand, load_config, preset, subsample
 
 
 def test_paper_preset_is_a_full_factorial_of_exactly_the_papers_7776_settings():

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from fairarena.bandit.notions import get_notion, owa_value
-from fairarena.experiments.config import expand, preset
+from fairarena.sweep.config import expand, preset
 from fairarena.bandit.notions import owa_lp
-from fairarena.experiments.sweep import make_instance
+from fairarena.sweep.run import make_instance
 
 
 @pytest.mark.parametrize("seed", range(8))

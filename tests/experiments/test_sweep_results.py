@@ -8,9 +8,9 @@ import pytest
 
 from fairarena.bandit.notions import optimal_policies
 from fairarena.bandit.problem import favourites
-from fairarena.experiments import run_sweep
-from fairarena.experiments.config import expand
-from fairarena.experiments.sweep import make_instance, solve_chunk
+from fairarena.sweep import run_sweep
+from fairarena.sweep.config import expand
+from fairarena.sweep.run import make_instance, solve_chunk
 
 
 def test_one_row_per_setting_and_policy(tiny_result, tiny_cfg):

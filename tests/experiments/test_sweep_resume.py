@@ -16,8 +16,8 @@ import pytest
 from typer.testing import CliRunner
 
 from fairarena.cli import app
-from fairarena.experiments.config import expand, preset
-from fairarena.experiments.sweep import load_chunk, make_tasks, run_sweep, save_chunk, solve_chunk
+from fairarena.sweep.config import expand, preset
+from fairarena.sweep.run import load_chunk, make_tasks, run_sweep, save_chunk, solve_chunk
 
 runner = CliRunner()
 ARGS = ["--preset", "small", "--backend", "serial", "--json"]

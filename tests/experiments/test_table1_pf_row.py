@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from fairarena.experiments.config import expand, preset
-from fairarena.experiments.sweep import run_sweep
+from fairarena.sweep.config import expand, preset
+from fairarena.sweep.run import run_sweep
 
 
 def test_table1_pf_row_on_a_representative_subsample():

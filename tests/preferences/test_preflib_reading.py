@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from fairarena.errors import InputError
-from fairarena.experiments.preflib_example import PACKAGED_DOTS
+from fairarena.sweep.preflib_example import PACKAGED_DOTS
 from fairarena.preferences.preflib import load_preflib, preflib_rewards, sample_voters
 
 

@@ -1,11 +1,10 @@
-"""Experiments: grid configs, the full-factorial sweep, results store.
+"""Experiments: the debate study (the ``study*`` modules).
 
-- :mod:`~fairarena.experiments.presets`: the named grids (``paper``, ``small``, ``tiny``), a registry.
-- :mod:`~fairarena.experiments.config`: validated grid configs (TOML) expanded into settings.
-- :mod:`~fairarena.experiments.sweep`: settings -> instances -> batched optimal policies and scores,
-  run on any backend of :mod:`fairarena.execution`.
-- :mod:`~fairarena.experiments.store`: ``settings.parquet``, ``summary.json``, Table 1, Figure 1.
-- :mod:`~fairarena.experiments.preflib_example`: the PrefLib Dots example (Figure 2).
+The procedural-fairness sweep moved to :mod:`fairarena.sweep`. Its names stay importable from here
+(``PRESETS``, ``GridConfig``, ``Setting``, ``expand``, ``load_config``, ``preset``, ``SweepResult``,
+``run_sweep``, the same objects as ``fairarena.sweep``'s), and so do its old module paths
+(``fairarena.experiments.config``, ``.presets``, ``.sweep``, ``.store``, ``.preflib_example``), which
+are deprecated: new code imports :mod:`fairarena.sweep`.
 
 Names are imported lazily (importing this package loads neither numpy nor pydantic).
 """
@@ -15,14 +14,14 @@ from __future__ import annotations
 from fairarena.lazy import lazy_exports
 
 _LAZY = {
-    "PRESETS": "fairarena.experiments.presets",
-    "GridConfig": "fairarena.experiments.config",
-    "Setting": "fairarena.experiments.config",
-    "expand": "fairarena.experiments.config",
-    "load_config": "fairarena.experiments.config",
-    "preset": "fairarena.experiments.config",
-    "SweepResult": "fairarena.experiments.sweep",
-    "run_sweep": "fairarena.experiments.sweep",
+    "PRESETS": "fairarena.sweep.presets",
+    "GridConfig": "fairarena.sweep.config",
+    "Setting": "fairarena.sweep.config",
+    "expand": "fairarena.sweep.config",
+    "load_config": "fairarena.sweep.config",
+    "preset": "fairarena.sweep.config",
+    "SweepResult": "fairarena.sweep.run",
+    "run_sweep": "fairarena.sweep.run",
 }
 
 __all__ = list(_LAZY)

@@ -9,9 +9,9 @@ from fairarena.cli_common import console
 
 
 def sweep_demo(out: Path, full: bool = False) -> None:
-    from fairarena.experiments.config import preset
-    from fairarena.experiments.store import table_markdown, write_sweep
-    from fairarena.experiments.sweep import run_sweep
+    from fairarena.sweep.config import preset
+    from fairarena.sweep.store import table_markdown, write_sweep
+    from fairarena.sweep.run import run_sweep
     from fairarena.provenance import run_record
 
     cfg = preset("paper" if full else "small")
@@ -26,8 +26,8 @@ def sweep_demo(out: Path, full: bool = False) -> None:
 
 
 def dots_demo(out: Path, full: bool = False) -> None:
-    from fairarena.experiments.preflib_example import PACKAGED_DOTS, preflib_example, write_preflib
-    from fairarena.experiments.store import POLICY_TITLES
+    from fairarena.sweep.preflib_example import PACKAGED_DOTS, preflib_example, write_preflib
+    from fairarena.sweep.store import POLICY_TITLES
     from fairarena.provenance import run_record
 
     res = preflib_example(PACKAGED_DOTS, voters=50, seed=42)

@@ -12,8 +12,8 @@ from fairarena.cli_common import cli_errors, console, emit_json
 
 
 def _grid(preset: str, config: Optional[Path], seed: Optional[int]):
-    from fairarena.experiments.config import load_config
-    from fairarena.experiments.config import preset as get_preset
+    from fairarena.sweep.config import load_config
+    from fairarena.sweep.config import preset as get_preset
 
     cfg = load_config(config) if config is not None else get_preset(preset)
     if seed is not None:
@@ -30,7 +30,7 @@ BATCH_DIR = "batches"  # per-task results of a sweep in progress (removed when t
 
 def register(app: typer.Typer) -> None:
     from fairarena.execution import backend_names
-    from fairarena.experiments.presets import PRESETS
+    from fairarena.sweep.presets import PRESETS
 
     backends_help = ", ".join(backend_names())
     presets_help = ", ".join(PRESETS)
@@ -54,9 +54,9 @@ def register(app: typer.Typer) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
         from fairarena.execution import check_backend
-        from fairarena.experiments.config import expand
-        from fairarena.experiments.store import table_markdown, write_sweep
-        from fairarena.experiments.sweep import run_sweep
+        from fairarena.sweep.config import expand
+        from fairarena.sweep.store import table_markdown, write_sweep
+        from fairarena.sweep.run import run_sweep
         from fairarena.fsutil import output_folder
         from fairarena.provenance import run_record
 
@@ -114,8 +114,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."""
         from fairarena.cli_common import check_seed
-        from fairarena.experiments.preflib_example import preflib_example, write_preflib
-        from fairarena.experiments.store import POLICY_TITLES
+        from fairarena.sweep.preflib_example import preflib_example, write_preflib
+        from fairarena.sweep.store import POLICY_TITLES
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.provenance import run_record
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from fairarena.experiments.config import GridConfig, Setting, expand
+from fairarena.sweep.config import GridConfig, Setting, expand
 
 
 
@@ -50,7 +50,7 @@ def _blas_controller() -> Any:
 
 def scored_notions(cfg: GridConfig) -> tuple[str, ...]:
     """The notions whose scores a sweep reports: the paper's Table 1 notions and every policy run."""
-    from fairarena.experiments.config import TABLE_POLICIES
+    from fairarena.sweep.config import TABLE_POLICIES
 
     return tuple(n for n in score_columns() if n in TABLE_POLICIES or n in cfg.policies)
 

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from fairarena.errors import InputError
-from fairarena.experiments.presets import PAPER, PRESETS  # noqa: F401  (PAPER re-exported)
+from fairarena.sweep.presets import PAPER, PRESETS  # noqa: F401  (PAPER re-exported)
 
 TABLE_POLICIES = ("pf", "ef", "uf", "nsw", "ggi")
 """The policies of the procedural-fairness paper's Table 1 (the default ``policies``)."""

@@ -1,6 +1,6 @@
 """Named sweep grids (``--preset``): the paper's grid and two reduced ones.
 
-A preset is a dict of :class:`~fairarena.experiments.config.GridConfig` fields, registered in
+A preset is a dict of :class:`~fairarena.sweep.config.GridConfig` fields, registered in
 :data:`PRESETS` (a :class:`~fairarena.registry.Registry`; register your own with
 ``PRESETS.add(name, {...}, title=...)``). This module imports nothing heavy, so the CLI can list the
 presets without loading numerical code.
