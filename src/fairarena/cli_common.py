@@ -89,3 +89,19 @@ def standalone_app(register: Callable[[typer.Typer], None]) -> typer.Typer:
 
     register(app)
     return app
+
+
+# the --egalitarian option of the commands that solve the frameworks' optima (triage optimal, aggregate
+# council): here so that neither command package imports the other
+EGALITARIAN_HELP = ("The egalitarian agent's optimum: pareto (default: least Gini of CNSS among the allocations "
+                    "no other feasible allocation Pareto-dominates, no levelling down) or strict (least Gini over "
+                    "every allocation; may treat nobody; warns).")
+
+
+def warn_egalitarian(form: str) -> None:
+    """Check an ``--egalitarian`` form (exit 2 naming the allowed forms) and warn on stderr for strict."""
+    from fairarena.allocation.frameworks import egalitarian_warning
+
+    message = egalitarian_warning(form)
+    if message:
+        err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)

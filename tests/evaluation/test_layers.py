@@ -41,3 +41,9 @@ def test_evaluation_never_imports_tourism():
 def test_the_scan_sees_function_local_imports():
     # the conflict audit reads triage cohorts inside a function: the scan must see it
     assert any(n.startswith("fairarena.triage") for n in imported("evaluation")["evaluation/conflict.py"])
+
+
+def test_triage_never_imports_aggregation():
+    # aggregation reads and samples triage cohorts; triage's optimal command took the --egalitarian help
+    # and warning from aggregation's CLI (a cycle through triage/cli.py): both live in cli_common now
+    assert not offenders("triage", "fairarena.aggregation")

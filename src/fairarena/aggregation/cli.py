@@ -8,20 +8,8 @@ from typing import Any, Optional
 
 import typer
 
-from fairarena.cli_common import check_seed, cli_errors, console, emit_json, err_console
-
-EGALITARIAN_HELP = ("The egalitarian agent's optimum: pareto (default: least Gini of CNSS among the allocations "
-                    "no other feasible allocation Pareto-dominates, no levelling down) or strict (least Gini over "
-                    "every allocation; may treat nobody; warns).")
-
-
-def warn_egalitarian(form: str) -> None:
-    """Check an ``--egalitarian`` form (exit 2 naming the allowed forms) and warn on stderr for strict."""
-    from fairarena.allocation.frameworks import egalitarian_warning
-
-    message = egalitarian_warning(form)
-    if message:
-        err_console.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+from fairarena.cli_common import (EGALITARIAN_HELP, check_seed, cli_errors, console, emit_json, err_console,
+                                  warn_egalitarian)
 
 aggregate_app = typer.Typer(name="aggregate", help="Social-choice aggregation of agents' proposals: rules, run, "
                             "axiom audit.", no_args_is_help=True)

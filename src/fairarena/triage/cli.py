@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from fairarena.aggregation.cli import EGALITARIAN_HELP
+from fairarena.cli_common import EGALITARIAN_HELP
 from fairarena.cli_common import check_seed, cli_errors, console, emit_json
 
 CNSS_HELP = ("Need satisfaction: indicator (the paper's: a need counts when at least the clinical minimum, one "
@@ -181,7 +181,7 @@ def optimal_cmd(
     from fairarena.triage.cohort import load_cohort
     from fairarena.triage.metrics import allocation_to_mapping, compute_metrics, optimal_allocation
 
-    from fairarena.aggregation.cli import warn_egalitarian
+    from fairarena.cli_common import warn_egalitarian
     from fairarena.errors import InputError
 
     check_framework(framework)
