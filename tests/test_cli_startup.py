@@ -45,7 +45,8 @@ def test_help_lists_every_command_and_imports_nothing_heavy():
     assert not [m for m in names if m.startswith("fairarena.") and m not in ("fairarena.cli", "fairarena.errors")]
 
 
-PACKAGES = ("bandit", "triage", "arena", "allocation", "llm", "rag", "preferences", "learners", "experiments")
+PACKAGES = ("bandit", "triage", "arena", "allocation", "llm", "rag", "preferences", "learners", "experiments", "sweep",
+            "report")
 
 
 def test_importing_the_packages_loads_nothing_heavy():

@@ -5,6 +5,9 @@
   sizes) in the paper's two-panel layout;
 * :mod:`fairarena.report.figures` — matplotlib figures as inline SVG;
 * :mod:`fairarena.report.html` — the offline HTML report (sections, tabs, per-item drill-down).
+
+Names are imported lazily (importing this package, or one of its modules, loads neither matplotlib nor
+the statistics).
 """
 
 from __future__ import annotations
@@ -12,14 +15,21 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from fairarena.fsutil import atomic_write_text
-from fairarena.report.figures import means_figure, prefix_ids, svg_of, utility_heatmap
-from fairarena.report.html import (DrillDown, FigureBlock, Item, KeyValues, Preformatted, Report, Section, Text,
-                                   render_html, write_html)
-from fairarena.report.tables import (FORMATS, PAPER_PANELS, RENDERERS, Cell, Panel, Row, Table, format_num, format_p,
-                                     format_p_paper, latex_escape, panel_metrics, render, stars, table2, table3,
-                                     to_csv, to_html, to_latex, to_markdown, value_text)
+from fairarena.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from fairarena.report.tables import Table
+
+_FIGURES = ("means_figure", "prefix_ids", "svg_of", "utility_heatmap")
+_HTML = ("DrillDown", "FigureBlock", "Item", "KeyValues", "Preformatted", "Report", "Section", "Text",
+         "render_html", "write_html")
+_TABLES = ("FORMATS", "PAPER_PANELS", "RENDERERS", "Cell", "Panel", "Row", "Table", "format_num", "format_p",
+           "format_p_paper", "latex_escape", "panel_metrics", "render", "stars", "table2", "table3", "to_csv",
+           "to_html", "to_latex", "to_markdown", "value_text")
+_LAZY = {**{n: "fairarena.report.figures" for n in _FIGURES}, **{n: "fairarena.report.html" for n in _HTML},
+         **{n: "fairarena.report.tables" for n in _TABLES}}
 
 
 def write_tables(tables: Mapping[str, Table], out_dir: str | os.PathLike[str],
@@ -27,6 +37,9 @@ def write_tables(tables: Mapping[str, Table], out_dir: str | os.PathLike[str],
     """Write every table in every format as ``out_dir/<name><suffix>`` (atomically); returns the paths.
 
     Formats are checked before anything is written."""
+    from fairarena.fsutil import atomic_write_text
+    from fairarena.report.tables import RENDERERS, render
+
     formats = [RENDERERS.check(f) for f in formats]
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -37,10 +50,6 @@ def write_tables(tables: Mapping[str, Table], out_dir: str | os.PathLike[str],
     return paths
 
 
-__all__ = [
-    "FORMATS", "PAPER_PANELS", "RENDERERS", "Cell", "DrillDown", "FigureBlock", "Item", "KeyValues", "Panel",
-    "Preformatted", "Report", "Row", "Section", "Table", "Text", "format_num", "format_p", "format_p_paper",
-    "latex_escape", "means_figure", "panel_metrics", "prefix_ids", "render", "render_html", "stars", "svg_of",
-    "table2", "table3", "to_csv", "to_html", "to_latex", "to_markdown", "utility_heatmap", "value_text",
-    "write_html", "write_tables",
-]
+__all__ = sorted([*_LAZY, "write_tables"])
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
