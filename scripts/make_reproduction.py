@@ -21,9 +21,10 @@ import pandas as pd
 
 from fairarena.fsutil import atomic_write_text
 from fairarena.provenance import run_record
+from fairarena.report.sweep_figures import POLICY_TITLES
 from fairarena.sweep.config import preset
 from fairarena.sweep.run import run_sweep
-from fairarena.sweep.store import POLICY_TITLES, write_sweep
+from fairarena.sweep.store import write_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("pf", "ef", "uf", "nsw", "ggi")

@@ -4,7 +4,9 @@
   renderers and the builders of the triage-debate paper's Table 2 (means) and Table 3 (tests and effect
   sizes) in the paper's two-panel layout;
 * :mod:`fairarena.report.figures` — matplotlib figures as inline SVG;
-* :mod:`fairarena.report.html` — the offline HTML report (sections, tabs, per-item drill-down).
+* :mod:`fairarena.report.html` — the offline HTML report (sections, tabs, per-item drill-down);
+* :mod:`fairarena.report.sweep_figures` — the procedural-fairness sweep's Table 1 and its grouped bar
+  charts (Figures 1 and 2).
 
 Names are imported lazily (importing this package, or one of its modules, loads neither matplotlib nor
 the statistics).

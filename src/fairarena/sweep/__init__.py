@@ -4,7 +4,8 @@
 - :mod:`~fairarena.sweep.config`: validated grid configs (TOML) expanded into settings.
 - :mod:`~fairarena.sweep.run`: settings -> instances -> batched optimal policies and scores,
   run on any backend of :mod:`fairarena.execution`.
-- :mod:`~fairarena.sweep.store`: ``settings.parquet``, ``summary.json``, Table 1, Figure 1.
+- :mod:`~fairarena.sweep.store`: ``settings.parquet``, ``summary.json``, ``run.json``, Table 1 and
+  Figure 1 (drawn by :mod:`fairarena.report.sweep_figures`).
 - :mod:`~fairarena.sweep.preflib_example`: the PrefLib Dots example (Figure 2).
 - :mod:`~fairarena.sweep.cli`: ``fairarena sweep`` and ``fairarena preflib``;
   :mod:`~fairarena.sweep.demo`: their sections of ``fairarena demo``.

@@ -54,11 +54,12 @@ def register(app: typer.Typer) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
         from fairarena.execution import check_backend
-        from fairarena.sweep.config import expand
-        from fairarena.sweep.store import table_markdown, write_sweep
-        from fairarena.sweep.run import run_sweep
         from fairarena.fsutil import output_folder
         from fairarena.provenance import run_record
+        from fairarena.report.sweep_figures import table_markdown
+        from fairarena.sweep.config import expand
+        from fairarena.sweep.run import run_sweep
+        from fairarena.sweep.store import write_sweep
 
         cfg = _grid(preset, config, seed)
         backend = check_backend(backend, workers, address)
@@ -114,10 +115,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."""
         from fairarena.cli_common import check_seed
-        from fairarena.sweep.preflib_example import preflib_example, write_preflib
-        from fairarena.sweep.store import POLICY_TITLES
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.provenance import run_record
+        from fairarena.report.sweep_figures import POLICY_TITLES
+        from fairarena.sweep.preflib_example import preflib_example, write_preflib
 
         check_seed(seed)
         check_out_dir(out)

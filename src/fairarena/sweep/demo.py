@@ -9,10 +9,11 @@ from fairarena.cli_common import console
 
 
 def sweep_demo(out: Path, full: bool = False) -> None:
-    from fairarena.sweep.config import preset
-    from fairarena.sweep.store import table_markdown, write_sweep
-    from fairarena.sweep.run import run_sweep
     from fairarena.provenance import run_record
+    from fairarena.report.sweep_figures import table_markdown
+    from fairarena.sweep.config import preset
+    from fairarena.sweep.run import run_sweep
+    from fairarena.sweep.store import write_sweep
 
     cfg = preset("paper" if full else "small")
     res = run_sweep(cfg)
@@ -26,9 +27,9 @@ def sweep_demo(out: Path, full: bool = False) -> None:
 
 
 def dots_demo(out: Path, full: bool = False) -> None:
-    from fairarena.sweep.preflib_example import PACKAGED_DOTS, preflib_example, write_preflib
-    from fairarena.sweep.store import POLICY_TITLES
     from fairarena.provenance import run_record
+    from fairarena.report.sweep_figures import POLICY_TITLES
+    from fairarena.sweep.preflib_example import PACKAGED_DOTS, preflib_example, write_preflib
 
     res = preflib_example(PACKAGED_DOTS, voters=50, seed=42)
     target = Path(out) / "preflib-dots"

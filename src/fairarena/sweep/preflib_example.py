@@ -42,7 +42,7 @@ def preflib_example(file: str | Path, voters: int = 50, seed: int = 42, values: 
 
 
 def write_preflib(out_dir: str | Path, result: dict[str, Any], record: dict[str, Any]) -> None:
-    from fairarena.sweep.store import grouped_bars, table_markdown
+    from fairarena.report.sweep_figures import grouped_bars, table_markdown
 
     groups = {name: {k: (r[k], 0.0) for k in ("pf", "ef", "uf")} for name, r in result["policies"].items()}
     with atomic_dir(out_dir) as tmp:
