@@ -4,7 +4,8 @@ Subpackages (lower layers never import higher ones):
 
 - :mod:`fairarena.bandit`      collective decisions over alternatives (notions, solvers, properties)
 - :mod:`fairarena.preferences` preference cultures, PrefLib loading, rank -> reward maps
-- :mod:`fairarena.experiments` sweeps, simulations, results store, parallel execution
+- :mod:`fairarena.sweep`       the procedural-fairness sweep (grids, batched optima, results store)
+- :mod:`fairarena.experiments` the debate study (and the sweep's former module paths)
 - :mod:`fairarena.triage`      scarce-resource allocation (cohorts, metrics, framework optima)
 - :mod:`fairarena.arena`       deliberation between agents
 """
