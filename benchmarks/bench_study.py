@@ -42,7 +42,7 @@ def load() -> str:
 
 def bare(tasks, out: Path) -> tuple[float, int]:
     from fairarena.arena import build_agent, run_debate
-    from fairarena.experiments.study import cohort_of
+    from fairarena.study.design import cohort_of
 
     t0 = time.perf_counter()
     errors = 0
@@ -58,7 +58,7 @@ def bare(tasks, out: Path) -> tuple[float, int]:
 
 
 def overhead(n: int, profile: bool) -> None:
-    from fairarena.experiments.study import expand, preset, to_toml
+    from fairarena.study.design import expand, preset, to_toml
     from fairarena.experiments.study_store import run_study
 
     cfg = preset("paper")
@@ -87,7 +87,7 @@ def overhead(n: int, profile: bool) -> None:
     print(f"ratio (study - fixed) / bare {(t_store - t_fixed) / t_bare:7.3f}   (failed debates: {errors} in both)")
     # the per-debate path alone (no per-run costs: status, results table, provenance), interleaved
     from fairarena.arena import build_agent, run_debate
-    from fairarena.experiments.study import cohort_of
+    from fairarena.study.design import cohort_of
     from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
 
     few = tasks[:6]

@@ -57,7 +57,7 @@ def main() -> None:
                   "--workers", "2", "--json"])
         print(f"paper preset run: {t:.1f} s ({load()})")
 
-    from fairarena.experiments.study_analysis import TRACES, analyse_study
+    from fairarena.study.analysis import TRACES, analyse_study
 
     analyse_study(root)                      # imports (scipy, matplotlib-free) warm
     base, lb = best(lambda: wall([*CLI, "status", str(root), "--json"]), a.repeat)

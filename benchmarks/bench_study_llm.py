@@ -32,7 +32,7 @@ def main() -> None:
     ap.add_argument("--framework", default="rawlsian")
     args = ap.parse_args()
 
-    from fairarena.experiments.study import load_study, preset, to_toml
+    from fairarena.study.design import load_study, preset, to_toml
     from fairarena.experiments.study_store import load_results, run_study
     from fairarena.llm.llamacpp_backend import bundled_gguf
     from fairarena.llm.server import llama_server

@@ -27,7 +27,7 @@ def load() -> str:
 
 
 def run_once(cfg, root: Path) -> float:
-    from fairarena.experiments.study import to_toml
+    from fairarena.study.design import to_toml
     from fairarena.experiments.study_store import run_study
 
     t0 = time.perf_counter()
@@ -42,8 +42,8 @@ def main() -> None:
     ap.add_argument("--mechanisms", default="nash,leximin,pf-lottery")
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
-    from fairarena.experiments.study import preset
-    from fairarena.experiments.study_mechanisms import record_mechanisms
+    from fairarena.study.design import preset
+    from fairarena.study.mechanisms import record_mechanisms
     from fairarena.experiments.study_store import load_results
 
     mechs = [m for m in args.mechanisms.split(",") if m]

@@ -30,7 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sweep": ("fairarena.sweep.cli", "The full-factorial procedural-fairness sweep (Table 1, Figure 1)."),
     "preflib": ("fairarena.sweep.cli",
                 "Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."),
-    "study": ("fairarena.experiments.study_cli", "Studies of many debates (duel or council; triage or tourism): design "
+    "study": ("fairarena.study.cli", "Studies of many debates (duel or council; triage or tourism): design "
               "(TOML), run/resume, status, statistics, tables, report."),
     "debate": ("fairarena.arena.cli", "Two or more agents negotiate a triage allocation over rounds; prints each "
                "round's metrics and the joint final."),

@@ -63,9 +63,9 @@ SECTIONS: list[tuple[str, str]] = [
     ("Multistakeholder tourism: every rule, and a conflict audit", "fairarena.tourism.demo:tourism_demo"),
     ("Council: six framework agents debate one cohort, beside every aggregation rule", "fairarena.arena.demo:council_demo"),
     ("Triage-debate study (small preset, 5 cohorts; --full: the paper's 600 debates): run, tables, report",
-     "fairarena.experiments.study_demo:study_demo"),
+     "fairarena.study.demo:study_demo"),
     ("Council and tourism studies (3 cohorts, 3 destinations; --full: 50 each): every rule beside the debate",
-     "fairarena.experiments.study_demo:council_studies_demo"),
+     "fairarena.study.demo:council_studies_demo"),
 ]
 
 

@@ -195,7 +195,7 @@ def test_both_formats_same_scripted_outcome():
 
 
 def test_study_design_accepts_registered_formats_and_runs_both(tmp_path):
-    from fairarena.experiments.study import StudyConfig, expand
+    from fairarena.study.design import StudyConfig, expand
 
     base = dict(name="f", cohorts=2, agent_a=["aligned:rawlsian"], opponents=["baseline"], rounds=1)
     keys = {}
@@ -212,7 +212,7 @@ def test_tiny_scripted_study_in_each_format_same_cohorts(tmp_path):
     """The study runner runs the same debates in both formats: every realised allocation (rounds, finals,
     joint) is feasible, and the scripted negotiator reaches the same metrics either way."""
     from fairarena.allocation.problem import allocation_from_mapping
-    from fairarena.experiments.study import StudyConfig, cohort_of, to_toml
+    from fairarena.study.design import StudyConfig, cohort_of, to_toml
     from fairarena.experiments.study_store import read_records, run_study
 
     by_format = {}

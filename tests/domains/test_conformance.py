@@ -47,7 +47,7 @@ def test_tourism_lists_passes_without_studies():
 
 
 def test_an_instance_digest_is_the_digest_a_study_keys_hold():
-    from fairarena.experiments.study import instance_digest as study_digest
+    from fairarena.study.design import instance_digest as study_digest
 
     triage, tourism = DOMAINS.get("triage"), DOMAINS.get("tourism")
     assert instance_digest(triage, triage.sample(3)) == study_digest("triage", 3, "standard")

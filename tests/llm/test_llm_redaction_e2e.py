@@ -18,7 +18,7 @@ KEY = "fa-live-7Qx2LmN9pR4sT8vW1yZ3"  # an unusual shape: only redaction of the 
 def test_a_key_echoed_in_a_completion_reaches_no_file_and_no_output(fake_server, tmp_path):
     from fairarena.allocation.frameworks import solve_utilitarian
     from fairarena.allocation.problem import allocation_to_mapping
-    from fairarena.experiments.study import cohort_of, expand, preset, to_toml
+    from fairarena.study.design import cohort_of, expand, preset, to_toml
 
     spec = f"openai:m@{fake_server.base_url}"
     cfg = preset("tiny", model_a=spec, model_b=spec, rag="off", cohorts=1)

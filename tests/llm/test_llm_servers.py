@@ -19,7 +19,7 @@ DOWN = "http://127.0.0.1:9/v1"
 
 
 def _study(tmp_path, url: str) -> Path:
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
 
     spec = f"openai:m@{url}"
     study = tmp_path / "study.toml"
@@ -50,7 +50,7 @@ def test_study_run_against_an_unreachable_server_is_one_line_exit_2(tmp_path):
 
 @pytest.mark.parametrize("kind", ["folder", "text"])
 def test_a_cache_that_is_a_folder_or_not_sqlite_is_refused_up_front(fake_server, tmp_path, kind):
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
     from fairarena.experiments.study_store import run_study
 
     cache = tmp_path / "cache"

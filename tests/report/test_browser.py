@@ -184,8 +184,8 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
     chromium, chromedriver = _browser()
     from selenium.webdriver.common.by import By
 
-    from fairarena.experiments.study import preset, to_toml
-    from fairarena.experiments.study_analysis import write_study_report
+    from fairarena.study.design import preset, to_toml
+    from fairarena.study.analysis import write_study_report
     from fairarena.experiments.study_store import run_study
 
     cfg = preset("tiny")
@@ -247,8 +247,8 @@ def test_council_study_report_renders_in_headless_chromium(tmp_path):
     chromium, chromedriver = _browser()
     from selenium.webdriver.common.by import By
 
-    from fairarena.experiments.study import preset, to_toml
-    from fairarena.experiments.study_analysis import write_study_report
+    from fairarena.study.design import preset, to_toml
+    from fairarena.study.analysis import write_study_report
     from fairarena.experiments.study_store import run_study
 
     cfg = preset("tourism-small")

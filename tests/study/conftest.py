@@ -45,7 +45,7 @@ def run_and_kill(study: Any, root: Any, *, after: int, timeout: float, poll: flo
 
 
 def tiny_design(**kw: Any):
-    from fairarena.experiments.study import preset
+    from fairarena.study.design import preset
 
     return preset("tiny", **kw)
 
@@ -133,7 +133,7 @@ def zero_server():
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory):
     """The tiny design run once, serially (read-only for the tests that use it)."""
-    from fairarena.experiments.study import to_toml
+    from fairarena.study.design import to_toml
     from fairarena.experiments.study_store import run_study
 
     cfg = tiny_design()

@@ -114,7 +114,7 @@ def test_feasibility_counts_by_stage_and_resource():
 
 
 def test_trace_of_reads_the_last_attempt_and_counts_repairs():
-    from fairarena.experiments.study_analysis import trace_of
+    from fairarena.study.analysis import trace_of
 
     rec = {"key": "k", "task": {"cohort": 3, "framework": "rawlsian", "agent_b": "adversarial", "opponent_role": "C"}}
     m = {"esg": 1.0, "cnss": [0.0], "feasible": True}
@@ -141,7 +141,7 @@ def study_dir(tiny_run, tmp_path):
 
 
 def test_stats_json_equals_the_library_on_the_study_records(study_dir):
-    from fairarena.experiments.study_analysis import load_traces
+    from fairarena.study.analysis import load_traces
     from fairarena.experiments.study_store import comparison_records
     from fairarena.stats import compare_table
     from fairarena.stats.emergence import joint_beats_both

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from fairarena.experiments.study import expand, to_toml
+from fairarena.study.design import expand, to_toml
 
 from .conftest import tiny_design
 

@@ -19,7 +19,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def council_run(tmp_path_factory):
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
     from fairarena.experiments.study_store import load_results, run_study
 
     cfg = preset("council-small", cohorts=2, rounds=2, mechanisms=RULES)
@@ -29,7 +29,7 @@ def council_run(tmp_path_factory):
 
 
 def test_design_expands_to_one_task_per_cohort_with_stable_keys():
-    from fairarena.experiments.study import expand, preset
+    from fairarena.study.design import expand, preset
 
     cfg = preset("council")
     tasks = expand(cfg)
@@ -43,7 +43,7 @@ def test_design_expands_to_one_task_per_cohort_with_stable_keys():
 
 
 def test_earlier_designs_keep_their_digest():
-    from fairarena.experiments.study import preset
+    from fairarena.study.design import preset
 
     # the paper preset's digest before council and tourism studies existed (fields at their defaults are
     # left out of the hash, so an existing study folder is not refused after an upgrade)
@@ -63,7 +63,7 @@ def test_earlier_designs_keep_their_digest():
 ])
 def test_bad_designs_name_the_field(data, field):
     from fairarena.errors import InputError
-    from fairarena.experiments.study import from_dict
+    from fairarena.study.design import from_dict
 
     with pytest.raises(InputError) as e:
         from_dict(data)
@@ -111,7 +111,7 @@ def _root(council_run):
 
 
 def test_statistics_are_the_paired_means_by_hand(council_run):
-    from fairarena.experiments.study_analysis import analyse_study, study_tables
+    from fairarena.study.analysis import analyse_study, study_tables
 
     _, root, recs, _ = council_run
     an = analyse_study(root, n_resamples=200)
@@ -144,8 +144,8 @@ def test_missing_rule_rows_are_computed_from_the_cohort(council_run, tmp_path):
     import shutil
 
     from fairarena.aggregation.council import council
-    from fairarena.experiments.study import preset, to_toml
-    from fairarena.experiments.study_analysis import analyse_study
+    from fairarena.study.design import preset, to_toml
+    from fairarena.study.analysis import analyse_study
     from fairarena.experiments.study_store import run_study
 
     _, root, recs, _ = council_run
@@ -180,7 +180,7 @@ def test_resume_runs_nothing_and_the_cli_reads_the_study(council_run, tmp_path):
 
 
 def test_init_writes_a_council_design_that_loads_back(tmp_path):
-    from fairarena.experiments.study import load_study, preset
+    from fairarena.study.design import load_study, preset
 
     p = tmp_path / "council.toml"
     res = runner.invoke(app, ["study", "init", "--preset", "council", "--out", str(p)])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fairarena.experiments.study import to_toml
+from fairarena.study.design import to_toml
 from fairarena.experiments.study_store import load_results, run_study
 
 from .conftest import outcome

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from fairarena.errors import InputError
-from fairarena.experiments.study import StudyConfig, expand, from_dict, load_study, preset, presets, to_toml
+from fairarena.study.design import StudyConfig, expand, from_dict, load_study, preset, presets, to_toml
 
 
 def test_paper_preset_is_the_papers_design():
@@ -138,7 +138,7 @@ def test_a_design_that_leaves_out_defaults_reads_back_as_itself(tmp_path):
     import subprocess
     import sys
 
-    from fairarena.experiments.study import StudyConfig
+    from fairarena.study.design import StudyConfig
 
     for kind in ("duel", "council"):
         cfg = StudyConfig(kind=kind)

@@ -8,7 +8,7 @@ import json
 import os
 import signal
 
-from fairarena.experiments.study import expand, load_study, to_toml
+from fairarena.study.design import expand, load_study, to_toml
 from fairarena.experiments.study_store import (
     finished_keys, load_results, read_records, record_path, run_study, study_status, transcript_path,
 )

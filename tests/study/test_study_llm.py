@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fairarena.errors import InputError
-from fairarena.experiments.study import expand, to_toml
+from fairarena.study.design import expand, to_toml
 from fairarena.experiments.study_store import load_results, run_study
 
 from .conftest import outcome, tiny_design

@@ -15,7 +15,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def mech_run(tmp_path_factory):
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
     from fairarena.experiments.study_store import load_results, run_study
 
     cfg = preset("tiny", mechanisms=MECHS)
@@ -36,7 +36,7 @@ def _last_attempts(events, stage):
 
 
 def test_mechanisms_do_not_change_keys_or_debates(mech_run):
-    from fairarena.experiments.study import expand, preset
+    from fairarena.study.design import expand, preset
 
     cfg, _, recs = mech_run
     plain = preset("tiny")
@@ -47,8 +47,8 @@ def test_mechanisms_do_not_change_keys_or_debates(mech_run):
 
 
 def test_record_decisions_equal_aggregate_run(mech_run, tmp_path):
-    from fairarena.experiments.study import cohort_of
-    from fairarena.experiments.study_analysis import read_transcript
+    from fairarena.study.design import cohort_of
+    from fairarena.study.analysis import read_transcript
 
     _, root, recs = mech_run
     checked = 0
@@ -89,8 +89,8 @@ def test_record_decisions_equal_aggregate_run(mech_run, tmp_path):
 def test_missing_mechanisms_computed_from_transcripts(mech_run, tmp_path):
     """A study run without the field: the same mechanisms computed afterwards from its transcripts equal
     the ones computed at run time."""
-    from fairarena.experiments.study import preset, to_toml
-    from fairarena.experiments.study_mechanisms import record_mechanisms
+    from fairarena.study.design import preset, to_toml
+    from fairarena.study.mechanisms import record_mechanisms
     from fairarena.experiments.study_store import load_results, run_study
 
     _, _, recs = mech_run
@@ -107,7 +107,7 @@ def test_missing_mechanisms_computed_from_transcripts(mech_run, tmp_path):
 
 def test_stats_cells_for_every_mechanism_and_metric(mech_run, tmp_path):
     from fairarena.allocation.welfare import METRIC_KEYS
-    from fairarena.experiments.study_analysis import analyse_study, write_study_tables
+    from fairarena.study.analysis import analyse_study, write_study_tables
 
     cfg, root, recs = mech_run
     an = analyse_study(root, n_resamples=200)
@@ -142,7 +142,7 @@ def test_bad_mechanism_exits_2_before_any_write(tmp_path):
 
 
 def test_report_has_the_section_only_with_mechanisms(mech_run, tiny_run):
-    from fairarena.experiments.study_analysis import build_study_report
+    from fairarena.study.analysis import build_study_report
 
     _, root, _ = mech_run
     titles = [s.title for s in build_study_report(root, details=0).sections]

@@ -62,7 +62,7 @@ register_script("fake-copying-agent", fake_copying_agent, replace=True)
 
 @pytest.fixture(scope="module")
 def copying_study(tmp_path_factory):
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
     from fairarena.experiments.study_store import run_study
 
     cfg = preset("tiny", model_a="scripted:fake-copying-agent", model_b="scripted:fake-copying-agent",
@@ -73,7 +73,7 @@ def copying_study(tmp_path_factory):
 
 
 def test_a_study_of_copying_agents_shows_no_effect(copying_study):
-    from fairarena.experiments.study_analysis import analyse_study
+    from fairarena.study.analysis import analyse_study
 
     an = analyse_study(copying_study, n_resamples=200, bias=False)
     assert an.status["ok"] == an.status["total"] == 4 * 2 * 2 + 4
@@ -91,7 +91,7 @@ def test_a_study_of_copying_agents_shows_no_effect(copying_study):
 
 @pytest.fixture(scope="module")
 def sampled_study(tmp_path_factory):
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
     from fairarena.experiments.study_store import run_study
 
     cfg = preset("tiny", baseline_control=True, samples=2)
@@ -129,7 +129,7 @@ def test_stats_json_tables_and_report_carry_the_new_analyses(sampled_study, tmp_
 
 
 def test_the_bias_table_puts_the_scripted_utilitarian_opening_at_its_own_framework(sampled_study):
-    from fairarena.experiments.study_analysis import analyse_study
+    from fairarena.study.analysis import analyse_study
 
     conf = analyse_study(sampled_study, n_resamples=200, bias=True).extras["bias_confusion"]
     rows = {r["proposer"]: r for r in conf["tables"]["r1"]}
@@ -142,7 +142,7 @@ def test_the_bias_table_puts_the_scripted_utilitarian_opening_at_its_own_framewo
 
 
 def test_the_summary_says_when_too_few_cohorts_can_never_beat_the_null():
-    from fairarena.experiments.study_noise import noise_summary
+    from fairarena.study.noise import noise_summary
 
     def extras(k, n_figs):
         fig = {"beats_null": False, "null": "baseline control", "n_cohorts": k}

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from fairarena.experiments.study import expand, to_toml
-from fairarena.experiments.study_plan import JUSTIFICATION_TOKENS, format_plan, plan_study
+from fairarena.study.design import expand, to_toml
+from fairarena.study.plan import JUSTIFICATION_TOKENS, format_plan, plan_study
 from fairarena.experiments.study_store import load_results, run_study
 
 from .conftest import tiny_design
@@ -54,7 +54,7 @@ def _calls(recs):
 
 
 def test_council_plan_counts_every_members_turns_and_the_run_makes_them(zero_server, tmp_path):
-    from fairarena.experiments.study import preset
+    from fairarena.study.design import preset
 
     url = zero_server.base_url
     cfg = preset("council-small", cohorts=1, rounds=1, closing=["joint-draft", "nash"], mechanisms=["utilitarian"],
@@ -79,7 +79,7 @@ def test_council_plan_counts_every_members_turns_and_the_run_makes_them(zero_ser
 
 
 def test_scripted_council_plan_equals_the_runs_calls(tmp_path):
-    from fairarena.experiments.study import preset
+    from fairarena.study.design import preset
 
     cfg = preset("council-small", cohorts=1, rounds=2, mechanisms=["utilitarian"])
     plan = plan_study(cfg)
@@ -88,7 +88,7 @@ def test_scripted_council_plan_equals_the_runs_calls(tmp_path):
 
 
 def test_tourism_council_plan(zero_server, tmp_path):
-    from fairarena.experiments.study import preset
+    from fairarena.study.design import preset
 
     zero_server.reply = json.dumps({"allocation": {}, "justification": "none", "critique": "none", "accept": True})
     url = zero_server.base_url

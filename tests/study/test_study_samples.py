@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from fairarena.errors import InputError
-from fairarena.experiments.study import expand, from_dict, preset, presets, sample_seed
+from fairarena.study.design import expand, from_dict, preset, presets, sample_seed
 
 
 def test_samples_at_one_change_no_key_and_no_digest():
@@ -113,5 +113,5 @@ def test_concurrency_forms_and_replicas():
     # a table round-trips through the TOML writer
     import tomllib
 
-    from fairarena.experiments.study import to_toml
+    from fairarena.study.design import to_toml
     assert from_dict(tomllib.loads(to_toml(cfg)), "study.") == cfg

@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("llama_cpp")
 pytest.importorskip("openai")
 
-from fairarena.experiments.study import expand, load_study, preset, to_toml  # noqa: E402
+from fairarena.study.design import expand, load_study, preset, to_toml  # noqa: E402
 from fairarena.experiments.study_store import finished_keys, load_results, run_study  # noqa: E402
 
 from .conftest import run_and_kill  # noqa: E402
@@ -49,7 +49,7 @@ def test_smollm2_study_killed_and_resumed(tmp_path):
         if r["status"] == "ok":
             assert r["rounds"][0]["a"] is not None and r["usage"]["a"]["calls"] >= 3
     # stats and report on it (debates the model failed are left out: --allow-partial)
-    from fairarena.experiments.study_analysis import analyse_study, write_study_report
+    from fairarena.study.analysis import analyse_study, write_study_report
 
     an = analyse_study(root, allow_partial=True)
     assert an.status["total"] == len(tasks) and an.status["ok"] + an.status["failed"] == len(tasks)

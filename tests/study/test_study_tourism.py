@@ -16,7 +16,7 @@ runner = CliRunner()
 
 @pytest.fixture(scope="module")
 def tourism_run(tmp_path_factory):
-    from fairarena.experiments.study import preset, to_toml
+    from fairarena.study.design import preset, to_toml
     from fairarena.experiments.study_store import load_results, run_study
 
     cfg = preset("tourism-small", cohorts=3, pois=16, seeds=[0, 1])
@@ -26,7 +26,7 @@ def tourism_run(tmp_path_factory):
 
 
 def test_design_and_keys():
-    from fairarena.experiments.study import expand, preset
+    from fairarena.study.design import expand, preset
 
     cfg = preset("tourism")
     tasks = expand(cfg)
@@ -50,7 +50,7 @@ def test_design_and_keys():
 ])
 def test_bad_tourism_designs_name_the_field(data, field):
     from fairarena.errors import InputError
-    from fairarena.experiments.study import presets, from_dict
+    from fairarena.study.design import presets, from_dict
 
     with pytest.raises(InputError) as e:
         from_dict({**presets()["tourism-small"], **data})
@@ -74,7 +74,7 @@ def test_records_equal_the_domain_task_called_directly(tourism_run, tmp_path):
 
 
 def test_statistics_pair_the_debate_with_each_rule(tourism_run):
-    from fairarena.experiments.study_analysis import analyse_study
+    from fairarena.study.analysis import analyse_study
 
     cfg, root, recs, _ = tourism_run
     an = analyse_study(root, n_resamples=100)

@@ -480,8 +480,8 @@ def _council(ctx: _Context) -> str:
 
 def _study(kind: str) -> Callable[[_Context], str]:
     def run(ctx: _Context) -> str:
-        from fairarena.experiments.study import from_dict, to_toml
-        from fairarena.experiments.study_analysis import analyse_study
+        from fairarena.study.design import from_dict, to_toml
+        from fairarena.study.analysis import analyse_study
         from fairarena.experiments.study_store import run_study
 
         d = ctx.domain

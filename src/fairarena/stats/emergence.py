@@ -1,7 +1,7 @@
 """The emergence analysis of a debate study: the triage-debate paper's three findings made measurable.
 
 Pure functions on plain per-debate *traces* (built from the transcripts by
-:func:`fairarena.experiments.study_analysis.load_traces`; hand-made ones in the tests). A trace is a
+:func:`fairarena.study.analysis.load_traces`; hand-made ones in the tests). A trace is a
 mapping::
 
     {"key": str, "cohort": int, "framework": str, "opponent": str,

@@ -41,7 +41,7 @@ def cohort_problem(cohort_seed: int, capacity: str) -> Any:
     """The allocation problem of a study cohort, one object per (seed, capacity) in a process: the
     aggregation objectives cache their normalisation ranges (each framework's optimum, a MILP) per problem
     object, so every debate of a cohort shares them."""
-    from fairarena.experiments.study import cohort_of
+    from fairarena.study.design import cohort_of
 
     return cohort_of(cohort_seed, capacity).to_problem()
 

@@ -4,11 +4,11 @@ The glue between a study folder and the pure functions of :mod:`fairarena.stats.
 :mod:`fairarena.stats.noise` and :mod:`fairarena.stats.transcripts`: which debates count, the control
 debates' traces, each cohort's framework optima (for the bias confusion table), the copy rates read from
 every transcript. :func:`study_extras` returns them all as one JSON-ready mapping that
-:mod:`fairarena.experiments.study_analysis` adds to ``study stats``, ``study tables`` and the report.
+:mod:`fairarena.study.analysis` adds to ``study stats``, ``study tables`` and the report.
 
 The selection is the statistics' (first capacity variant and closing of the design, design seed
 ``seeds[0]``) with every sample of that seed: repeat ``j`` of a debate has its own seed
-(:func:`fairarena.experiments.study.sample_seed`), so the records are matched through it.
+(:func:`fairarena.study.design.sample_seed`), so the records are matched through it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def selected(root: str | Path, rows: Sequence[Mapping[str, Any]], *, control: bo
     """The ok records the repeated-samples statistics use: framework-aligned debates (``control=False``) or
     the baseline-vs-baseline controls (``control=True``) of the design's first capacity, closing and seed,
     every sample."""
-    from fairarena.experiments.study import sample_seed
+    from fairarena.study.design import sample_seed
     from fairarena.experiments.study_store import study_tasks
 
     cfg, _ = study_tasks(root)
@@ -144,7 +144,7 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
     cohort). ``traces``: the framework-aligned debates' traces (:func:`study_analysis.load_traces`).
     ``holm``: correct the null tests over the report (default on). Traces of repeats (samples > 0) that
     ``traces`` lacks are read here."""
-    from fairarena.experiments.study_traces import trace_of
+    from fairarena.study.traces import trace_of
     from fairarena.experiments.study_store import read_transcript
     from fairarena.stats import DEFAULT_RESAMPLES
     from fairarena.stats.noise import noise_report

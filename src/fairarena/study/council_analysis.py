@@ -1,11 +1,11 @@
 """A finished council study turned into its summary, paired statistics, tables, figures and report.
 
-What a council study runs and records is described in :mod:`fairarena.experiments.study_council` and
+What a council study runs and records is described in :mod:`fairarena.study.council` and
 docs/study.md, "Council studies". Here: the mean of every metric and member utility per rule and for the
 debate (the council table), the debate against each rule paired by instance
 (:func:`fairarena.stats.compare_table`), the utility heat map, one panel per metric, and the report. A record
 lacking a rule of the current design gets that rule's row computed from the instance
-(:func:`fairarena.experiments.study_council.rule_rows`).
+(:func:`fairarena.study.council.rule_rows`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fairarena.experiments.study_council import DEBATE, rule_rows
-from fairarena.experiments.study_mechanisms import spent
+from fairarena.study.council import DEBATE, rule_rows
+from fairarena.study.mechanisms import spent
 
 SUMMARY_METRICS = {"min_utility": "higher", "gini_utilities": "lower"}
 """Per-row evaluation summaries compared beside the domain's metrics."""
@@ -30,7 +30,7 @@ def directions(cfg: Any) -> dict[str, str]:
         from fairarena.tourism.study import metric_directions
 
         return {k: ("higher" if v == "max" else "lower") for k, v in metric_directions(cfg.decision).items()}
-    from fairarena.experiments.study_mechanisms import SCALAR_METRICS, allocation_directions
+    from fairarena.study.mechanisms import SCALAR_METRICS, allocation_directions
 
     d = allocation_directions()
     return {k: d[k] for k in SCALAR_METRICS if k in d}

@@ -1,5 +1,5 @@
 """One debate's trace for the emergence analysis, read from its record and transcript events (used by the
-study analysis and by the noise analysis of :mod:`fairarena.experiments.study_noise`)."""
+study analysis and by the noise analysis of :mod:`fairarena.study.noise`)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fairarena.experiments.study_store import check_finished, read_transcript  # noqa: F401 (re-exported)
-from fairarena.experiments.study_traces import trace_of  # noqa: F401  (re-exported: a public name here)
+from fairarena.study.traces import trace_of  # noqa: F401  (re-exported: a public name here)
 
 DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
 
@@ -118,13 +118,13 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     """The paired statistics of every opponent x framework x metric cell, the emergence measures and
     their nulls, the repeated-samples statistics and the transcript analyses (a :class:`StudyAnalysis`;
     ``bias``: compute the nearest-framework table, by default only when a debate used a language model,
-    :func:`fairarena.experiments.study_noise.study_extras`); of a council study, its
-    :class:`fairarena.experiments.study_council.CouncilAnalysis`."""
+    :func:`fairarena.study.noise.study_extras`); of a council study, its
+    :class:`fairarena.study.council.CouncilAnalysis`."""
     if _is_council(root):
-        from fairarena.experiments.study_council_analysis import analyse_council
+        from fairarena.study.council_analysis import analyse_council
 
         return analyse_council(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
-    from fairarena.experiments.study_mechanisms import allocation_directions
+    from fairarena.study.mechanisms import allocation_directions
     from fairarena.experiments.study_store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
@@ -140,13 +140,13 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
     traces = load_traces(root, rows=rows)
     em = emergence(traces, directions, means, _owners())
-    from fairarena.experiments.study_noise import study_extras
+    from fairarena.study.noise import study_extras
 
     extras = study_extras(root, rows, traces, directions, test=test, n_resamples=n_resamples, bias=bias)
     mech = None
     cfg, _ = study_tasks(root)
     if cfg.mechanisms:
-        from fairarena.experiments.study_mechanisms import compare_mechanisms
+        from fairarena.study.mechanisms import compare_mechanisms
 
         mech = compare_mechanisms(root, _selected(Path(root), None, None, None, rows), cfg.mechanisms, directions,
                                   opponents=st.opponents, frameworks=st.frameworks, test=test,
@@ -160,7 +160,7 @@ def study_tables(an: Any) -> dict[str, Any]:
     nulls, repeated samples, copy rates, convergence, contestation, framework bias) of a duel study; the
     council table and debate vs rules of a council study."""
     if not isinstance(an, StudyAnalysis):
-        from fairarena.experiments.study_council_analysis import council_tables
+        from fairarena.study.council_analysis import council_tables
 
         return council_tables(an)
     from fairarena.report import table2, table3
@@ -168,7 +168,7 @@ def study_tables(an: Any) -> dict[str, Any]:
     out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
     if an.mechanisms is not None:
         out["deliberation_vs_mechanisms"] = mechanisms_table(an.mechanisms)
-    from fairarena.experiments.study_noise import extras_tables
+    from fairarena.study.noise import extras_tables
 
     out.update(extras_tables(an.extras))
     return out
@@ -415,10 +415,10 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
                        details: int = DEBATE_DETAILS) -> Any:
     """The report of a finished study (a :class:`fairarena.report.Report`)."""
     if _is_council(root):
-        from fairarena.experiments.study_council_analysis import build_council_report
+        from fairarena.study.council_analysis import build_council_report
 
         return build_council_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
-    from fairarena.experiments.study_noise import extras_sections, noise_summary
+    from fairarena.study.noise import extras_sections, noise_summary
     from fairarena.experiments.study_store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   means_figure)

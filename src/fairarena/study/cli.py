@@ -1,6 +1,6 @@
 """``fairarena study``: write a study design, run or resume it into a folder, show its status.
 
-Thin: each command validates its input, then makes one call into :mod:`fairarena.experiments.study`
+Thin: each command validates its input, then makes one call into :mod:`fairarena.study.design`
 or :mod:`fairarena.experiments.study_store`. Other areas attach their own study commands (statistics,
 tables, report) to :data:`study_app`.
 """
@@ -29,8 +29,8 @@ def init_cmd(
 ) -> None:
     """Write a study design (the paper's by default) as a commented TOML file to edit."""
     from fairarena.errors import InputError
-    from fairarena.experiments.study import expand, to_toml
-    from fairarena.experiments.study import preset as get_preset
+    from fairarena.study.design import expand, to_toml
+    from fairarena.study.design import preset as get_preset
     from fairarena.fsutil import atomic_write_text
 
     cfg = get_preset(preset)
@@ -62,7 +62,7 @@ def run_cmd(
                                                                          "stderr is not a terminal."),
 ) -> None:
     """Run every debate of a study not finished yet; exit 1 when some debate failed."""
-    from fairarena.experiments.study import load_study
+    from fairarena.study.design import load_study
     from fairarena.experiments.study_store import StudyRunError
 
     from fairarena.errors import InputError
@@ -183,8 +183,8 @@ def plan_cmd(
     """Debates, model calls, tokens per call and in total, time and cost of a study, without any model call
     (except one per server with --probe)."""
     from fairarena.errors import InputError
-    from fairarena.experiments.study import load_study
-    from fairarena.experiments.study_plan import format_plan, plan_study
+    from fairarena.study.design import load_study
+    from fairarena.study.plan import format_plan, plan_study
 
     if probe and tokens_per_s is not None:
         raise InputError("probe", True, "either --probe or --tokens-per-s, not both")
@@ -229,7 +229,7 @@ def stats_cmd(
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
 ) -> None:
     """Tables 2 and 3 (means; paired tests and effect sizes) and the emergence analysis of a finished study."""
-    from fairarena.experiments.study_analysis import analyse_study, study_tables
+    from fairarena.study.analysis import analyse_study, study_tables
 
     an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
     if as_json:
@@ -249,7 +249,7 @@ def stats_cmd(
                           f"{r['vs_final']:.2f} vs finals", highlight=False, soft_wrap=True)
     if "deliberation_vs_mechanisms" in tables:
         console.print(to_markdown(tables["deliberation_vs_mechanisms"]), highlight=False, soft_wrap=True, markup=False)
-    from fairarena.experiments.study_noise import noise_summary
+    from fairarena.study.noise import noise_summary
 
     if an.extras is not None:
         console.print(noise_summary(an.extras), highlight=False, soft_wrap=True, markup=False)
@@ -269,7 +269,7 @@ def tables_cmd(
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
 ) -> None:
     """Tables 2 and 3 of a finished study as Markdown, LaTeX and CSV."""
-    from fairarena.experiments.study_analysis import write_study_tables
+    from fairarena.study.analysis import write_study_tables
 
     if dest.exists() and not dest.is_dir():
         from fairarena.errors import InputError
@@ -289,7 +289,7 @@ def report_cmd(
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
 ) -> None:
     """One offline HTML report: study file, provenance, Tables 2-3, emergence figures, per-debate drill-down."""
-    from fairarena.experiments.study_analysis import write_study_report
+    from fairarena.study.analysis import write_study_report
 
     from fairarena.errors import InputError
 

@@ -1,7 +1,7 @@
 """Council studies: every member in one debate per instance, and the same instance decided by every rule.
 
 A study design with ``kind = "council"`` (presets ``council`` and ``tourism``) expands into one
-:class:`fairarena.experiments.study.CouncilTask` per instance x capacity variant x debate seed x closing
+:class:`fairarena.study.design.CouncilTask` per instance x capacity variant x debate seed x closing
 rule. Its record holds one **row** per mechanism and one for the debate, each scored the same way:
 
 ``{"rule", "kind" ("rule" | "debate"), "family" (the rule's kind: candidates, feasible, ...),
@@ -19,7 +19,7 @@ rule. Its record holds one **row** per mechanism and one for the debate, each sc
 * **tourism** (``domain = "tourism"``): the members are stakeholders; the rules and the scripted (or
   language-model) debate are those of ``fairarena tourism compare`` (:mod:`fairarena.tourism.study`).
 
-The analysis (:mod:`fairarena.experiments.study_council_analysis`) pairs the debate with each rule by
+The analysis (:mod:`fairarena.study.council_analysis`) pairs the debate with each rule by
 instance (:func:`fairarena.stats.compare_table`, the
 study's tests, exclusions and corrections), for every metric, the worst-off member's utility and the Gini
 of the members' utilities. The report shows the mean of every metric and every member's utility per rule
@@ -44,7 +44,7 @@ DEBATE = "debate"
 # ------------------------------------------------------------------------------------------------ run
 
 def _triage_row(r: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    from fairarena.experiments.study_mechanisms import SCALAR_METRICS
+    from fairarena.study.mechanisms import SCALAR_METRICS
 
     ev = r["evaluation"]
     m = r["metrics"]
@@ -75,7 +75,7 @@ def rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, A
                             stakeholders=list(task["members"]), decision=str(task["capacity"]),
                             k=int(task["k"] or 5), seed=int(task["seed"]), rules=list(rules))
     from fairarena.aggregation.council import council
-    from fairarena.experiments.study_mechanisms import cohort_problem
+    from fairarena.study.mechanisms import cohort_problem
 
     res = council(int(task["cohort_seed"]), str(task["capacity"]), rules=list(rules), rule_seed=int(task["seed"]),
                   problem=cohort_problem(int(task["cohort_seed"]), str(task["capacity"])),
@@ -106,7 +106,7 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
         turns: Sequence[Any] = _transcript_turns(transcript) if live else []
     else:
         from fairarena.arena.council import council_debate
-        from fairarena.experiments.study import cohort_of
+        from fairarena.study.design import cohort_of
 
         cohort = cohort_of(task.cohort_seed, task.capacity)
         run = council_debate(task.cohort_seed, task.capacity, closing=task.closing, rounds=task.rounds,
@@ -155,7 +155,7 @@ def preflight(cfg: Any, tasks: Sequence[Any]) -> None:
     if not tasks or cfg.domain != "triage":
         return          # a tourism design is checked whole by its validator
     from fairarena.arena.council import council_agents
-    from fairarena.experiments.study import cohort_of
+    from fairarena.study.design import cohort_of
 
     t = tasks[0]
     council_agents(cohort_of(t.cohort_seed, t.capacity), t.model if t.model.startswith("scripted") else "scripted",

@@ -42,7 +42,7 @@ from collections import Counter
 from typing import Any, Sequence
 
 from fairarena.errors import InputError
-from fairarena.experiments.study import DebateTask, StudyConfig, cohort_of, expand
+from fairarena.study.design import DebateTask, StudyConfig, cohort_of, expand
 
 JUSTIFICATION_TOKENS = 120
 """Tokens of justification and critique added to the stand-in's reply for the lower completion estimate."""
