@@ -36,6 +36,8 @@ DOMAINS.add_lazy("tourism", "fairarena.tourism.domain:TOURISM", title="Multistak
 DOMAINS.add_lazy("tourism-lists", "fairarena.tourism.domain:TOURISM_LISTS",
                  title="Multistakeholder tourism (recommendation lists)",
                  description="tourist groups x POIs, a list of k stated as position scores k..1")
+DOMAINS.add_lazy("file", "fairarena.problems.domain:FILE", title="A problem declared in a file (TOML or JSON)",
+                 description="recipients x resources and stakeholders of a problem file (--problem FILE)")
 
 
 def resolve(target: Any, field: str = "domain") -> Any:
