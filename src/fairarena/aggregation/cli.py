@@ -240,9 +240,15 @@ def council_cmd(
     force: bool = typer.Option(False, "--force", help="Replace an earlier run's --out folder."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     egalitarian: str = typer.Option("pareto", "--egalitarian", help=EGALITARIAN_HELP),
+    problem: Optional[Path] = typer.Option(None, "--problem", help="A problem file (TOML or JSON): its stakeholders "
+                                           "over their optima, candidate-set rules (docs/domains.md)."),
 ) -> None:
     """Six agents, one per framework, on one cohort: every rule's decision, every framework's metric and
-    every stakeholder's utility side by side."""
+    every stakeholder's utility side by side. With --problem: the file's stakeholders instead."""
+    if problem is not None:   # a problem file: the domain "file" (fairarena.problems)
+        from fairarena.problems.cli import council_command
+
+        return council_command(problem, rule, seed, out, force, as_json)
     from fairarena.aggregation.council import council
     from fairarena.aggregation.rules import RULES
     from fairarena.errors import InputError

@@ -168,6 +168,9 @@ def register(app: typer.Typer) -> None:
                                              "scripted | openai:MODEL@URL | llamacpp:PATH.gguf|smollm2"),
         model_b: Optional[str] = typer.Option(None, "--model-b", help="Model spec of the second participant."),
         cohort_file: Optional[Path] = typer.Option(None, "--cohort", help="Cohort JSON file (else sampled with --seed)."),
+        problem: Optional[Path] = typer.Option(None, "--problem", help="A problem file (TOML or JSON) instead of a "
+                                               "cohort: --agent aligned:<stakeholder> | baseline (default: every "
+                                               "stakeholder); docs/domains.md, 'A domain in a file'."),
         seed: int = typer.Option(0, "--seed", help="Cohort seed (when no --cohort) and debate seed."),
         capacity: str = typer.Option("tight", "--capacity", help="Capacity variant for a sampled cohort "
                                      "(see fairarena triage cohort --help)."),
@@ -201,6 +204,16 @@ def register(app: typer.Typer) -> None:
         from fairarena.errors import InputError
         from fairarena.triage.cohort import CAPACITY_VARIANTS
 
+        if problem is not None:   # a problem file: the domain "file" (fairarena.problems)
+            from fairarena.problems.cli import debate_command, refuse
+
+            refuse({"cohort": cohort_file, "agent-a": agent_a, "agent-b": agent_b, "model-b": model_b,
+                    "rag-dir": rag_dir, "corpus-dir": corpus_dir, "rag": rag.value if rag.value == "on" else None,
+                    "proposal-format": None if proposal_format == "allocation" else proposal_format})
+            return debate_command(problem, agents=agent, models=model, rounds=rounds, closing=closing, share=share,
+                                  revisions=revisions, max_repairs=max_repairs, seed=seed, temperature=temperature,
+                                  max_tokens=max_tokens, max_calls=max_calls, cache=cache, offline=offline, out=out,
+                                  force=force, as_json=as_json)
         if capacity not in CAPACITY_VARIANTS:  # checked here too: with --cohort it is otherwise unused
             raise InputError("capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
         # every option is validated (and the cohort read) before the output folder is touched

@@ -228,7 +228,8 @@ def compare_cmd(
 @audit_app.command("conflict")
 @cli_errors
 def conflict_cmd(
-    problem: Path = typer.Option(..., "--problem", help="A triage cohort or a tourism destination (JSON)."),
+    problem: Path = typer.Option(..., "--problem", help="A triage cohort or a tourism destination (JSON), or a "
+                                 "problem file (TOML, or JSON with recipients; docs/domains.md)."),
     x: str = typer.Option(..., "--x", help="First metric."),
     y: str = typer.Option(..., "--y", help="Second metric."),
     points: int = typer.Option(50, "--points", help="Grid points of the frontier."),
@@ -241,6 +242,12 @@ def conflict_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pareto frontier between two metrics, whether they conflict, price of fairness, alternative definitions."""
+    from fairarena.problems.domain import is_problem_file
+
+    if is_problem_file(problem):   # a problem file (TOML, or JSON with recipients): the domain "file"
+        from fairarena.problems.cli import conflict_command
+
+        return conflict_command(problem, x, y, points, seed, out, force, as_json)
     from fairarena.tourism.conflict import audit, load_problem, plot_frontier
 
     check_seed(seed)
