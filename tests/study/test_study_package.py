@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -39,3 +40,31 @@ def test_a_v1_folder_resumes_with_nothing_rerun_and_the_same_stats(tmp_path):
     with gzip.open(V1 / "stats.json.gz", "rt") as fh:
         want = json.load(fh)
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+MOVED = {"study": "design", "study_analysis": "analysis", "study_council": "council",
+         "study_council_analysis": "council_analysis", "study_mechanisms": "mechanisms", "study_noise": "noise",
+         "study_plan": "plan", "study_traces": "traces", "study_cli": "cli", "study_demo": "demo"}
+
+
+def test_an_old_module_path_is_the_new_module():
+    import importlib
+
+    for old, new in MOVED.items():
+        assert importlib.import_module(f"fairarena.experiments.{old}") is importlib.import_module(
+            f"fairarena.study.{new}"), old
+    from fairarena.experiments.study import StudyConfig, preset  # as before the move
+    from fairarena.study import StudyConfig as new_config, preset as new_preset
+
+    assert (StudyConfig, preset) == (new_config, new_preset)
+
+
+def test_old_paths_import_without_a_warning_and_the_package_loads_nothing_heavy():
+    code = "; ".join(["import sys", "import fairarena.study", "assert 'pydantic' not in sys.modules",
+                      "assert 'numpy' not in sys.modules",
+                      *(f"import fairarena.experiments.{m}" for m in MOVED),
+                      "import fairarena.experiments.study_store",
+                      "from fairarena.experiments.study import preset; preset('tiny')"])
+    proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
