@@ -68,3 +68,36 @@ def test_old_paths_import_without_a_warning_and_the_package_loads_nothing_heavy(
     proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def _records(tmp_path, name, **overrides):
+    from fairarena.study import load_results, preset, run_study, to_toml
+
+    cfg = preset(name, **overrides)
+    out = tmp_path / name
+    run_study(cfg, to_toml(cfg), out)
+    return load_results(out)
+
+
+def test_every_record_matches_the_schema(tmp_path):
+    import pytest
+
+    from fairarena.study.records import check_record, record_kind
+
+    duel = _records(tmp_path, "tiny", cohorts=1, mechanisms=["nash", "pf-lottery"])
+    council = _records(tmp_path, "council", cohorts=1, rounds=1)
+    tourism = _records(tmp_path, "tourism-small", cohorts=1)
+    assert [len(duel), len(council), len(tourism)] == [4, 1, 1]
+    assert {record_kind(r) for r in duel} == {"duel"} and record_kind(council[0]) == record_kind(tourism[0]) == "council"
+    assert all("mechanisms" in r for r in duel)
+    for r in duel + council + tourism:
+        check_record(r)
+    with open(V1 / "folder" / "results.jsonl") as fh:
+        for line in fh:
+            check_record(json.loads(line))
+    bad = dict(duel[0], extra_field=1)
+    with pytest.raises(ValueError, match="extra_field"):
+        check_record(bad)
+    bad = {**council[0], "members": "utilitarian"}
+    with pytest.raises(ValueError, match="members"):
+        check_record(bad)

@@ -9,6 +9,7 @@
   nulls and transcript analyses; :mod:`~fairarena.study.mechanisms`: each debate's proposals aggregated.
 - :mod:`~fairarena.study.council` and :mod:`~fairarena.study.council_analysis`: council studies.
 - :mod:`~fairarena.study.plan`: ``study plan`` (calls, tokens, time and cost, without a call).
+- :mod:`~fairarena.study.records`: the record format, typed (docs/study.md, "Record schema").
 - :mod:`~fairarena.study.cli`: ``fairarena study``; :mod:`~fairarena.study.demo`: its sections of
   ``fairarena demo``.
 
@@ -37,6 +38,7 @@ _LAZY = {
     "load_results": _STORE,
     "study_status": _STORE,
     "analyse_study": "fairarena.study.analysis",
+    "check_record": "fairarena.study.records",
 }
 
 __all__ = list(_LAZY)
