@@ -101,3 +101,47 @@ def test_every_record_matches_the_schema(tmp_path):
     bad = {**council[0], "members": "utilitarian"}
     with pytest.raises(ValueError, match="members"):
         check_record(bad)
+
+
+def _doc_blocks(heading: str) -> tuple[str, str]:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "study.md").read_text()
+    section = text.split(heading, 1)[1].split("\n### ", 1)[0]
+    shell = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    python = section.split("```python\n", 1)[1].split("```", 1)[0]
+    return shell, python
+
+
+def test_the_docs_load_example_runs(tmp_path):
+    import pandas as pd
+
+    shell, python = _doc_blocks("### In Python: `fairarena.study.load`")
+    for line in shell.strip().splitlines():
+        args = line.split("#")[0].split()
+        assert args[:2] == ["fairarena", "study"], line
+        r = subprocess.run([*CLI, *args[2:]], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+    proc = subprocess.run([sys.executable, "-c", python], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr
+    assert "table2" in proc.stdout and "final_joint_esg" in proc.stdout
+
+    import fairarena.study
+
+    data = fairarena.study.load(tmp_path / "tiny-study")
+    assert isinstance(data.results, pd.DataFrame) and len(data.results) == 8      # the tiny preset's debates
+    assert set(data.statistics.metric) >= {"esg", "gini"} and len(data.statistics) == 2 * 2 * 7
+    assert {"table2", "table3"} <= set(data.tables)
+    t2 = data.tables["table2"]
+    # a cell of Table 2 is the statistics' mean of A for that cell, unrounded
+    cell = data.statistics.query("opponent == 'baseline' and framework == 'utilitarian' and metric == 'esg'")
+    assert t2[("ESG (Util)", "A vs B", "A")].iloc[0] == cell.mean_a.iloc[0]
+
+
+def test_load_refuses_a_missing_folder(tmp_path):
+    import pytest
+
+    import fairarena.study
+    from fairarena.errors import InputError
+
+    with pytest.raises(InputError):
+        fairarena.study.load(tmp_path / "nothing")

@@ -10,6 +10,7 @@
 - :mod:`~fairarena.study.council` and :mod:`~fairarena.study.council_analysis`: council studies.
 - :mod:`~fairarena.study.plan`: ``study plan`` (calls, tokens, time and cost, without a call).
 - :mod:`~fairarena.study.records`: the record format, typed (docs/study.md, "Record schema").
+- :mod:`~fairarena.study.frames`: ``load(path)``, a finished study as pandas DataFrames.
 - :mod:`~fairarena.study.cli`: ``fairarena study``; :mod:`~fairarena.study.demo`: its sections of
   ``fairarena demo``.
 
@@ -39,6 +40,8 @@ _LAZY = {
     "study_status": _STORE,
     "analyse_study": "fairarena.study.analysis",
     "check_record": "fairarena.study.records",
+    "load": "fairarena.study.frames",
+    "StudyData": "fairarena.study.frames",
 }
 
 __all__ = list(_LAZY)
