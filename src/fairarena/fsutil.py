@@ -37,15 +37,19 @@ LOCK_NAME = ".lock"
 MANIFEST_NAME = ".run.json"
 
 
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> Path:
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> Path:
+    """``durable=False`` skips the ``fsync``: still atomic (never half-written, also after ``kill -9``), but
+    a power loss may leave the file empty; for writers of many small files that can redo a lost one (the
+    study store: 7 ms a file here)."""
     path = Path(path)
     fd, tmp = _mkstemp(path, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             os.fchmod(fh.fileno(), _FILE_MODE)
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -278,27 +282,10 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
     The lock is ``fcntl.flock`` on ``out/.lock``: released by the kernel when the process dies, so a
     killed run never leaves the folder locked. (It is advisory and local: NFS may not honour it.)
     """
-    import fcntl
-
     path = check_out_dir(out, field)
     created = not path.exists()
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-        lock_path = path / LOCK_NAME
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:
-        raise InputError(field, str(path), f"cannot write there ({exc.strerror})") from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise OutputBusyError(field, str(path), f"in use by {_holder(lock_path)}; wait for it to "
-                                  "finish or choose another folder") from None
+    with folder_lock(path, command, field) as holder:
         digest = config_digest(config) if config is not None else None
-        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "started": _now()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder).encode("utf-8"), 0)
-
         removed = remove_stale_temporaries(path)
         previous = _read_manifest(path)
         if previous is not None and previous.get("status") == "running":  # we hold the lock: its run died
@@ -349,5 +336,32 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
             raise
         else:
             folder.note(status="ok", finished=_now())
+
+
+@contextlib.contextmanager
+def folder_lock(path: Path, command: str, field: str = "out") -> Iterator[dict[str, Any]]:
+    """Hold ``path``'s exclusive lock (``fcntl.flock`` on ``path/.lock``, created with the folder) and yield
+    the holder record written into it (pid, host, command, start). Held by another live process:
+    :class:`OutputBusyError` naming it; a folder that cannot be written: :class:`InputError` naming
+    ``field``. The kernel releases the lock when the process dies. :func:`output_folder` and the study
+    store take it."""
+    import fcntl
+
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        lock_path = path / LOCK_NAME
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise InputError(field, str(path), f"cannot write there ({exc.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise OutputBusyError(field, str(path), f"in use by {_holder(lock_path)}; wait for it to "
+                                  "finish or choose another folder") from None
+        holder = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "started": _now()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode("utf-8"), 0)
+        yield holder
     finally:
         os.close(fd)  # releases the lock

@@ -145,3 +145,27 @@ def test_load_refuses_a_missing_folder(tmp_path):
 
     with pytest.raises(InputError):
         fairarena.study.load(tmp_path / "nothing")
+
+
+def test_fsutil_writes_durably_unless_told_and_its_lock_names_the_holder(tmp_path, monkeypatch):
+    import pytest
+
+    from fairarena import fsutil
+
+    synced = []
+    monkeypatch.setattr(fsutil.os, "fsync", lambda fd: synced.append(fd))
+    fsutil.atomic_write_bytes(tmp_path / "a", b"x")
+    fsutil.atomic_write_bytes(tmp_path / "b", b"y", durable=False)
+    assert len(synced) == 1 and (tmp_path / "b").read_bytes() == b"y"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []   # no temporary left
+    with fsutil.folder_lock(tmp_path / "st", "study run") as holder:
+        assert json.loads((tmp_path / "st" / ".lock").read_text()) == holder
+        code = ("from pathlib import Path; from fairarena import fsutil\n"
+                f"with fsutil.folder_lock(Path({str(tmp_path / 'st')!r}), 'x'): pass")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+        assert r.returncode != 0 and f"pid {holder['pid']}" in r.stderr and "study run" in r.stderr
+    with pytest.raises(Exception):   # a file where the folder should be
+        (tmp_path / "f").write_text("")
+        with fsutil.folder_lock(tmp_path / "f", "x"):
+            pass
