@@ -14,9 +14,10 @@ of the file's :class:`~fairarena.allocation.problem.AllocationProblem`, ``CNSS``
   allocations no feasible allocation Pareto-dominates in satisfaction, then the mean satisfaction; no
   levelling down). As a later stage, Dinkelbach's method on ``sum_{i<j} |s_i - s_j| - g n sum_i s_i`` with
   the earlier stages kept (the conflict audit's form), then ``Gini <= g`` kept as a linear row;
-* ``variance`` -- the population variance of ``s``: a convex quadratic, minimised exactly by tangent cuts
-  (Kelley's cutting planes, to 1e-9); kept for later stages by the same cuts, added while a later stage's
-  answer breaks the bound.
+* ``variance`` -- the population variance of ``s``, ``|s - mean(s)|^2 / n``: minimised by cutting planes on the
+  norm of the deviations (Kelley's method; each cut ``r >= u . (s - mean(s))`` with a unit vector ``u``), to
+  1e-7 in that norm (the norm is flat at its optimum: amounts to about 1e-3 with divisible resources, exact
+  with whole units); kept for later stages by the same cuts, added while a later stage's answer breaks the bound.
 
 The optimum of a stakeholder: its stages in order, each stage's optimum kept (within 1e-9 relative) before
 the next; then two tie-breaks, the total satisfaction and recipients earlier in the file first (weights
@@ -43,7 +44,7 @@ __all__ = ["weights_of", "groups_of", "metric_values", "metric_value", "linear_f
 #: kinds with a linear MILP form (a weighted CNSS, or a variable maximised below CNSS terms)
 LINEAR_KINDS = ("sum", "min", "group_min")
 GINI_TOL = 1e-9
-VARIANCE_TOL = 1e-9
+VARIANCE_TOL = 1e-7   # on the norm of the deviations from the mean (HiGHS's feasibility tolerance)
 MAX_CUTS = 500
 
 
@@ -157,33 +158,42 @@ def _cnss_at(m: AllocationMILP, sol: np.ndarray) -> np.ndarray:
 
 
 class _Model:
-    """An allocation MILP with the stages solved so far kept, and variance bounds kept by lazy cuts."""
+    """An allocation MILP with the stages solved so far kept, and variance bounds kept by lazy cuts.
+
+    A variance is kept as the norm of the deviations from the mean, ``var(s) = |s - mean(s)|^2 / n``: a cut at
+    ``s0`` is ``r >= u . (s - mean(s))`` with the unit vector ``u = d0 / |d0|`` (``d0`` the deviations at ``s0``),
+    well scaled however small the variance (a tangent of the variance itself vanishes there)."""
 
     def __init__(self, problem: DeclaredProblem) -> None:
         self.problem = problem
         self.m = AllocationMILP(problem.allocation_problem)
-        self.variance_bounds: list[tuple[int, float]] = []    # (t variable, bound) of kept variance stages
+        self.norm_bounds: list[tuple[int, float]] = []    # (r variable, bound on |s - mean|) of kept variance stages
         self.sol: np.ndarray | None = None
 
-    def _variance_cut(self, t: int, s0: np.ndarray) -> None:
-        """``t >= var(s0) + grad . (s - s0)``: a tangent of the (convex) variance at ``s0``."""
-        n = len(s0)
-        grad = 2.0 / n * (s0 - s0.mean())
-        const = float(s0.var() - grad @ s0)
-        self.m.add_row(add_exprs((1.0, {t: 1.0}), *((-float(g), e) for g, e in zip(grad, self.m.cnss))), lo=const)
+    def _norm_cut(self, r: int, s0: np.ndarray) -> bool:
+        """``r >= u . (s - mean(s))`` at ``s0``; False when ``s0`` has no deviation (nothing to cut)."""
+        d0 = s0 - s0.mean()
+        size = float(np.linalg.norm(d0))
+        if size <= 1e-12:
+            return False
+        u = d0 / size
+        coef = u - u.mean()     # u . (s - mean(s)) = (u - mean(u)) . s
+        self.m.add_row(add_exprs((1.0, {r: 1.0}), *((-float(c), e) for c, e in zip(coef, self.m.cnss))), lo=0.0)
+        return True
 
     def solve(self, objective: Expr, sense: str = "max") -> tuple[float, np.ndarray]:
         """Solve; while a kept variance bound is broken by the answer, cut it away and solve again."""
         for _ in range(MAX_CUTS):
             value, sol = self.m.solve(objective, sense)
-            s = _cnss_at(self.m, sol)
-            broken = [(t, b) for t, b in self.variance_bounds if s.var() > b + VARIANCE_TOL]
+            d = _cnss_at(self.m, sol)
+            size = float(np.linalg.norm(d - d.mean()))
+            broken = [r for r, b in self.norm_bounds if size > b + VARIANCE_TOL]
             if not broken:
                 self.sol = sol
                 return value, sol
-            for t, _ in broken:
-                self._variance_cut(t, s)
-        raise InputError("variance", "cuts", f"a bound kept within {MAX_CUTS} tangent cuts")   # pragma: no cover
+            for r in broken:
+                self._norm_cut(r, d)
+        raise InputError("variance", "cuts", f"a bound kept within {MAX_CUTS} cuts")   # pragma: no cover
 
     def linear_stage(self, stage: tuple[tuple[str, float], ...]) -> None:
         expr = add_exprs(*((w, linear_expr(self.m, self.problem, k)) for k, w in stage))
@@ -191,20 +201,19 @@ class _Model:
         self.m.fix(expr, value, "max")
 
     def variance_stage(self) -> None:
-        """Minimise the variance of CNSS by tangent cuts (Kelley), then keep ``var <= optimum``."""
-        t = self.m.add_var(0.0, 1.0)
-        s0 = _cnss_at(self.m, self.sol) if self.sol is not None else np.zeros(self.problem.allocation_problem.n)
-        self._variance_cut(t, s0)
+        """Minimise the variance of CNSS (the norm of its deviations) by cutting planes (Kelley), then keep it."""
+        r = self.m.add_var(0.0, np.inf)
+        if self.sol is not None:
+            self._norm_cut(r, _cnss_at(self.m, self.sol))
         for _ in range(MAX_CUTS):
-            low, sol = self.solve({t: 1.0}, "min")
+            low, sol = self.solve({r: 1.0}, "min")
             s = _cnss_at(self.m, sol)
-            if s.var() <= low + VARIANCE_TOL:
-                best = float(s.var())
-                self.m.fix({t: 1.0}, max(best, low), "min")
-                self.variance_bounds.append((t, best))
+            size = float(np.linalg.norm(s - s.mean()))
+            if size <= low + VARIANCE_TOL or not self._norm_cut(r, s):
+                self.m.fix({r: 1.0}, max(size, low), "min")
+                self.norm_bounds.append((r, size))
                 return
-            self._variance_cut(t, s)
-        raise InputError("variance", "cuts", f"an optimum within {MAX_CUTS} tangent cuts")   # pragma: no cover
+        raise InputError("variance", "cuts", f"an optimum within {MAX_CUTS} cuts")   # pragma: no cover
 
     def gini_stage(self) -> None:
         """Least Gini of CNSS over the kept stages by Dinkelbach's method, then keep ``Gini <= g``. Where

@@ -42,14 +42,19 @@ def council_profile(domain: Any, instance: Any, names: Sequence[str] | None = No
 def closing_profile(domain: Any, instance: Any, participants: dict[str, Any], finals: dict[str, np.ndarray]
                     ) -> tuple[Any, list[str]]:
     """The arena's closing hook (:class:`fairarena.domains.protocol.ArenaDomain`): the debaters aligned to a
-    stakeholder vote with its value over the valid finals; every valid final is a candidate."""
+    stakeholder (``aligned:<stakeholder>``, or a participant profile named after one) vote with its value over
+    the valid finals; every valid final is a candidate."""
     from fairarena.aggregation.candidates import per_agent_range
     from fairarena.aggregation.rules import Profile, Voter
 
     stake = {s.name: s for s in instance.stakeholders}
-    voters = [(n, prof.framework) for n, prof in participants.items()
-              if prof is not None and getattr(prof, "kind", None) == "aligned" and getattr(prof, "framework", None) in stake
-              and n in finals]
+
+    def stakeholder(prof: Any) -> str | None:   # aligned:<stakeholder>, or a participant profile named after one
+        kind = getattr(prof, "kind", None)
+        who = getattr(prof, "framework", None) if kind == "aligned" else getattr(prof, "participant", None)
+        return who if who in stake else None
+
+    voters = [(n, stakeholder(prof)) for n, prof in participants.items() if n in finals and stakeholder(prof)]
     notes = []
     if others := [n for n in participants if n in finals and n not in dict(voters)]:
         notes.append(f"{', '.join(others)} (no stakeholder) do not vote; their final(s) stay candidates")
