@@ -42,3 +42,13 @@ def test_the_command_checks_the_examples():
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["ok"] and doc["domain"] == "file" and len(doc["checks"]) == 10
+
+
+def test_the_eight_by_six_file_of_the_speed_figure_passes():
+    from pathlib import Path
+
+    domain = load_problem_domain(Path(__file__).parent / "eight_by_six.toml")
+    inst = domain.sample(0)
+    assert (len(inst.recipients), len(inst.resources)) == (8, 6)
+    assert sum(r.divisible for r in inst.resources) == 3
+    assert check(domain, studies=False).ok

@@ -278,7 +278,8 @@ def compromise(problem: DeclaredProblem, names: list[str], optima: dict[str, np.
     value at its own optimum and ``lo_k`` its worst value at the others' optima (Kalai-Smorodinsky over the
     optima's box); then the total satisfaction and recipients earlier in the file first. Exact (one MILP
     per stage) over the stakeholders whose first stage is linear (``sum``, ``min``, ``group_min``); the
-    others are left out. None when fewer than two stakeholders with a range remain."""
+    others are left out. None when fewer than two stakeholders with a range remain, or when no allocation
+    keeps a positive share for every one of them."""
     ap = problem.allocation_problem
     model = _Model(problem)
     m = model.m
@@ -299,6 +300,8 @@ def compromise(problem: DeclaredProblem, names: list[str], optima: dict[str, np.
         return None
     m.ub[t] = 1.0
     value, _ = model.solve({t: 1.0}, "max")
+    if value <= 1e-9:     # nothing keeps a share for every one of them: no compromise
+        return None
     m.fix({t: 1.0}, value, "max")
     stages: list[Expr] = [m.weighted_cnss(np.ones(ap.n)), m.weighted_cnss(np.arange(ap.n, 0, -1, dtype=float))]
     for j, expr in enumerate(stages):

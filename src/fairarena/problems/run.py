@@ -157,7 +157,8 @@ def print_council(doc: dict[str, Any]) -> None:
     for r in doc["rows"]:
         u.add_row(r["rule"], *(f"{r['utilities'][a]:.2f}" for a in doc["agents"]))
     console.print(t)
-    console.print("metrics: " + "; ".join(f"{k} {m['label']} ({m['direction']})" for k, m in doc["metrics"].items()),
+    console.print("metrics: " + "; ".join(f"{k}{'' if m['label'] == k else ' ' + m['label']} ({m['direction']})"
+                                          for k, m in doc["metrics"].items()),
                   highlight=False, markup=False)
     for r in doc["rows"]:
         if r["lottery"] is not None:
