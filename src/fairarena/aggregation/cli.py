@@ -245,10 +245,10 @@ def council_cmd(
 ) -> None:
     """Six agents, one per framework, on one cohort: every rule's decision, every framework's metric and
     every stakeholder's utility side by side. With --problem: the file's stakeholders instead."""
-    if problem is not None:   # a problem file: the domain "file" (fairarena.problems)
-        from fairarena.problems.cli import council_command
+    if problem is not None:   # a problem file: its domain's council (fairarena.domains.registry.PROBLEM_FILE_FORMS)
+        from fairarena.domains.registry import problem_file_form
 
-        return council_command(problem, rule, seed, out, force, as_json)
+        return problem_file_form("council")(problem, rule, seed, out, force, as_json)
     from fairarena.aggregation.council import council
     from fairarena.aggregation.rules import RULES
     from fairarena.errors import InputError

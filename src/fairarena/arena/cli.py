@@ -204,16 +204,17 @@ def register(app: typer.Typer) -> None:
         from fairarena.errors import InputError
         from fairarena.triage.cohort import CAPACITY_VARIANTS
 
-        if problem is not None:   # a problem file: the domain "file" (fairarena.problems)
-            from fairarena.problems.cli import debate_command, refuse
+        if problem is not None:   # a problem file: its domain's debate (fairarena.domains.registry.PROBLEM_FILE_FORMS)
+            from fairarena.domains.registry import problem_file_form
 
-            refuse({"cohort": cohort_file, "agent-a": agent_a, "agent-b": agent_b, "model-b": model_b,
-                    "rag-dir": rag_dir, "corpus-dir": corpus_dir, "rag": rag.value if rag.value == "on" else None,
-                    "proposal-format": None if proposal_format == "allocation" else proposal_format})
-            return debate_command(problem, agents=agent, models=model, rounds=rounds, closing=closing, share=share,
-                                  revisions=revisions, max_repairs=max_repairs, seed=seed, temperature=temperature,
-                                  max_tokens=max_tokens, max_calls=max_calls, cache=cache, offline=offline, out=out,
-                                  force=force, as_json=as_json)
+            problem_file_form("refuse")({
+                "cohort": cohort_file, "agent-a": agent_a, "agent-b": agent_b, "model-b": model_b, "rag-dir": rag_dir,
+                "corpus-dir": corpus_dir, "rag": rag.value if rag.value == "on" else None,
+                "proposal-format": None if proposal_format == "allocation" else proposal_format})
+            return problem_file_form("debate")(problem, agents=agent, models=model, rounds=rounds, closing=closing,
+                                               share=share, revisions=revisions, max_repairs=max_repairs, seed=seed,
+                                               temperature=temperature, max_tokens=max_tokens, max_calls=max_calls,
+                                               cache=cache, offline=offline, out=out, force=force, as_json=as_json)
         if capacity not in CAPACITY_VARIANTS:  # checked here too: with --cohort it is otherwise unused
             raise InputError("capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
         # every option is validated (and the cohort read) before the output folder is touched

@@ -20,7 +20,7 @@ from typing import Any
 from fairarena.errors import InputError
 from fairarena.registry import Registry, load_object
 
-__all__ = ["DOMAINS", "ENTRY_POINT_GROUP", "resolve"]
+__all__ = ["DOMAINS", "ENTRY_POINT_GROUP", "PROBLEM_FILE_FORMS", "problem_file_form", "resolve"]
 
 #: the entry-point group third-party domains register in
 ENTRY_POINT_GROUP = "fairarena.domains"
@@ -38,6 +38,18 @@ DOMAINS.add_lazy("tourism-lists", "fairarena.tourism.domain:TOURISM_LISTS",
                  description="tourist groups x POIs, a list of k stated as position scores k..1")
 DOMAINS.add_lazy("file", "fairarena.problems.domain:FILE", title="A problem declared in a file (TOML or JSON)",
                  description="recipients x resources and stakeholders of a problem file (--problem FILE)")
+#: what the commands' ``--problem FILE`` forms call in the file domain's package (imported on first use, as the
+#: lazy entries: the arena and aggregation command modules reach it through here, never by an import)
+PROBLEM_FILE_FORMS = {"is_problem_file": "fairarena.problems.domain:is_problem_file",
+                      "debate": "fairarena.problems.cli:debate_command",
+                      "council": "fairarena.problems.cli:council_command",
+                      "conflict": "fairarena.problems.cli:conflict_command",
+                      "refuse": "fairarena.problems.cli:refuse"}
+
+
+def problem_file_form(name: str) -> Any:
+    """The function of :data:`PROBLEM_FILE_FORMS` called ``name`` (imported now)."""
+    return load_object(PROBLEM_FILE_FORMS[name], name)
 
 
 def resolve(target: Any, field: str = "domain") -> Any:

@@ -13,12 +13,12 @@ Models (``--model``): ``scripted`` plays a stakeholder with :class:`StakeholderN
 The scripted stakeholder agent proposes its stakeholder's exact optimum in round 1; from round 2 on, and as
 its final, the compromise of the stakeholders at the table (its own and those of the other aligned agents):
 the allocation that maximises the smallest share any of them keeps of its range between its worst and its
-best optimum (:func:`fairarena.problems.objectives.compromise`; stakeholders whose first stage is a Gini
-or a variance are left out of it), or its optimum again when no allocation keeps a positive share for all. Drafting a ``joint-draft`` closing it drafts the valid final whose
-worst-off stakeholder at the table fares best (values normalised over the finals; ties: speaking order);
-deciding, it accepts a valid draft that keeps at least half of its own range over the finals, or that is
-that maximin final, and otherwise amends it with that final. A baseline played by ``scripted`` proposes the
-compromise from round 1.
+best optimum (:func:`fairarena.problems.objectives.compromise`; stakeholders whose first stage is a Gini or a
+variance are left out of it), or its optimum again when no allocation keeps a positive share for all.
+Drafting a ``joint-draft`` closing it drafts the valid final whose worst-off stakeholder at the table fares
+best (values normalised over the finals; ties: speaking order); deciding, it accepts a valid draft that keeps
+at least half of its own range over the finals, or that is that maximin final, and otherwise amends it with
+that final. A baseline played by ``scripted`` proposes the compromise from round 1.
 """
 
 from __future__ import annotations

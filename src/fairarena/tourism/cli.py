@@ -242,12 +242,10 @@ def conflict_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Pareto frontier between two metrics, whether they conflict, price of fairness, alternative definitions."""
-    from fairarena.problems.domain import is_problem_file
+    from fairarena.domains.registry import problem_file_form
 
-    if is_problem_file(problem):   # a problem file (TOML, or JSON with recipients): the domain "file"
-        from fairarena.problems.cli import conflict_command
-
-        return conflict_command(problem, x, y, points, seed, out, force, as_json)
+    if problem_file_form("is_problem_file")(problem):   # a problem file (TOML, or JSON with recipients)
+        return problem_file_form("conflict")(problem, x, y, points, seed, out, force, as_json)
     from fairarena.tourism.conflict import audit, load_problem, plot_frontier
 
     check_seed(seed)

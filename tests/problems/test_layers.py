@@ -1,0 +1,35 @@
+"""fairarena.problems is a domain package: no other package imports it (function-local imports included; the
+commands reach its --problem forms through the domain registry's strings), and it imports no other domain,
+no study code and not the conformance kit."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "fairarena"
+
+
+def imports_of(package: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for path in (SRC / package).rglob("*.py"):
+        names: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module)
+            elif isinstance(node, ast.Import):
+                names.update(a.name for a in node.names)
+        out[str(path.relative_to(SRC))] = {n for n in names if n.startswith("fairarena.")}
+    return out
+
+
+def test_no_other_package_imports_the_problems_package():
+    users = sorted(mod for pkg in (p.name for p in SRC.iterdir() if p.is_dir() and p.name != "problems")
+                   for mod, names in imports_of(pkg).items() if any(n.startswith("fairarena.problems") for n in names))
+    assert users == []
+
+
+def test_the_problems_package_imports_no_other_domain_and_no_study_code():
+    used = {n.split(".")[1] for names in imports_of("problems").values() for n in names}
+    assert not used & {"triage", "tourism", "conformance", "experiments", "study"}, used
+    assert {"allocation", "arena", "aggregation", "domains"} <= used     # the scan sees the function-local imports
