@@ -83,3 +83,12 @@ def test_audit_conflict_json(tmp_path):
     assert proc.returncode == 2 and "--y = 'esg': a metric of the problem file" in proc.stderr
     proc = cli("audit", "conflict", "--problem", str(VACCINES), "--x", "covered", "--y", "equality", "--json")
     assert proc.returncode == 0 and json.loads(proc.stdout)["exact"], proc.stderr
+
+
+def test_a_json_problem_file_takes_the_same_forms(tmp_path):
+    path = tmp_path / "seats.json"
+    path.write_text(json.dumps(SEATS.to_dict(SEATS.sample(0))), encoding="utf-8")
+    proc = cli("audit", "conflict", "--problem", str(path), "--x", "merit", "--y", "districts", "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["problem"] == "file: School seats", proc.stderr
+    proc = cli("aggregate", "council", "--problem", str(path), "--rule", "schulze", "--json")
+    assert proc.returncode == 0 and [r["rule"] for r in json.loads(proc.stdout)["rows"]] == ["schulze"], proc.stderr
