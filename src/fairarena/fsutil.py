@@ -127,6 +127,8 @@ def json_default(obj: Any) -> Any:
         return int(obj)
     if isinstance(obj, np.floating):
         return float(obj)
+    if isinstance(obj, np.generic):   # numpy's bool and other scalars: their Python value
+        return obj.item()
     if isinstance(obj, np.ndarray):
         return obj.tolist()
     if isinstance(obj, Path):

@@ -169,3 +169,12 @@ def test_fsutil_writes_durably_unless_told_and_its_lock_names_the_holder(tmp_pat
         (tmp_path / "f").write_text("")
         with fsutil.folder_lock(tmp_path / "f", "x"):
             pass
+
+
+def test_fsutil_json_default_gives_numpy_scalars_their_python_value():
+    import numpy as np
+
+    from fairarena.fsutil import json_default
+
+    assert json.dumps([np.bool_(True), np.int64(3), np.float32(0.5), np.arange(2)], default=json_default) == \
+        "[true, 3, 0.5, [0, 1]]"
