@@ -38,6 +38,9 @@ DOMAINS.add_lazy("tourism-lists", "fairarena.tourism.domain:TOURISM_LISTS",
                  description="tourist groups x POIs, a list of k stated as position scores k..1")
 DOMAINS.add_lazy("file", "fairarena.problems.domain:FILE", title="A problem declared in a file (TOML or JSON)",
                  description="recipients x resources and stakeholders of a problem file (--problem FILE)")
+DOMAINS.add_lazy("pb", "fairarena.pb.domain:PB", title="Participatory budgeting (Pabulib elections)",
+                 description="projects within a city's budget; stakeholder groups of real voters",
+                 citation="Stolicki, Szufa, Talmon: Pabulib (arXiv 2012.06539)")
 #: what the commands' ``--problem FILE`` forms call in the file domain's package (imported on first use, as the
 #: lazy entries: the arena and aggregation command modules reach it through here, never by an import)
 PROBLEM_FILE_FORMS = {"is_problem_file": "fairarena.problems.domain:is_problem_file",

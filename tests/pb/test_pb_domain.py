@@ -1,0 +1,102 @@
+"""The PB domain: the conformance kit, groups, metrics and the exact feasible-set rules."""
+
+import itertools
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from fairarena.pb.domain import PB, example_path, instance_of
+from fairarena.pb.election import read_election
+from fairarena.pb.fair import feasible_set_rule, feasible_sets
+from fairarena.pb.groups import make_groups
+
+
+def test_kit_passes_on_pb():
+    from fairarena.domains import check
+
+    report = check("pb", studies=False)
+    assert report.ok, report.table()
+    assert report.status("debate") == "pass" and report.status("council") == "pass"
+
+
+def test_domain_check_command():
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "domain", "check", "pb", "--no-studies"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "10 of 10 checks passed or skipped" in r.stdout
+
+
+def test_registry_lazy():
+    code = ("import sys; from fairarena.domains import DOMAINS; assert 'pb' in DOMAINS.names(); "
+            "assert 'fairarena.pb' not in sys.modules; DOMAINS.get('pb'); assert 'fairarena.pb.domain' in sys.modules")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_groups_age_sex_clusters():
+    e = read_election(example_path("falenica"))
+    age = make_groups(e, "age")
+    assert age.names[0] == "age <30" and age.sizes.sum() == e.n_voters
+    assert np.allclose(age.coef.sum(axis=1), 1.0)                        # approval shares sum to 1
+    sex = make_groups(e, "sex")
+    assert set(sex.names) <= {"women", "men", "sex unknown"}
+    c1, c2 = make_groups(e, "clusters:3", seed=0), make_groups(e, "clusters:3", seed=0)
+    assert c1.names == ("cluster 1", "cluster 2", "cluster 3") and (c1.member == c2.member).all()
+    for util in ("cost", "cardinality"):
+        g = make_groups(e, "age", util)
+        assert (g.coef >= 0).all() and (g.coef.sum(axis=1) <= 1 + 1e-9).all()
+    w = read_election(example_path("wieliczka"))
+    assert make_groups(w, "auto").scheme == "clusters:3"                  # no age, no project tag
+
+
+def test_feasible_set_rules_exact_against_brute_force():
+    e = read_election(example_path("falenica"))
+    g = make_groups(e, "age")
+    sets = [np.array(s, dtype=bool) for s in itertools.product([0, 1], repeat=e.n_projects)]
+    sets = [s for s in sets if e.feasible(s)]
+    U = np.array([g.coef @ s for s in sets])
+    best = {"utilitarian": U.sum(1).max(), "maxmin": U.min(1).max()}
+    for rule, v in best.items():
+        mask, how = feasible_set_rule(rule, g.coef, e.costs, e.budget)
+        assert how == "exact: enumeration" and e.feasible(mask)
+        got = (g.coef @ mask).sum() if rule == "utilitarian" else (g.coef @ mask).min()
+        assert got == pytest.approx(v)
+    lex, _ = feasible_set_rule("leximin", g.coef, e.costs, e.budget)
+    assert (np.sort(g.coef @ lex) >= np.sort(U, axis=1).max(axis=0)[0] - 1e-12).all()
+    assert len(feasible_sets(e.costs, e.budget)) == len(sets)
+
+
+@pytest.mark.parametrize("rule", ["utilitarian", "maxmin", "leximin"])
+def test_milp_equals_enumeration(rule, monkeypatch):
+    import fairarena.pb.fair as fair
+
+    e = read_election(example_path("falenica"))
+    g = make_groups(e, "age")
+    exact, _ = feasible_set_rule(rule, g.coef, e.costs, e.budget)
+    monkeypatch.setattr(fair, "ENUMERATE_MAX", 0)
+    milp, how = feasible_set_rule(rule, g.coef, e.costs, e.budget)
+    assert how == "exact: MILP"
+    ue, um = np.sort(g.coef @ exact), np.sort(g.coef @ milp)
+    if rule == "utilitarian":
+        assert ue.sum() == pytest.approx(um.sum())
+    else:
+        assert ue[0] == pytest.approx(um[0])
+        if rule == "leximin":
+            assert np.allclose(ue, um)
+
+
+def test_metrics_of_the_city_outcome():
+    e = read_election(example_path("wesola"))
+    inst = instance_of(e, make_groups(e, "age"))
+    from fairarena.pb.domain import PBDomain
+
+    d = PBDomain(inst)
+    x = inst.x(e.index(e.selected))
+    m = d.evaluate(inst, x)
+    assert m["budget_used"] == pytest.approx(e.cost(e.index(e.selected)) / e.budget)
+    assert sum(m[k] for k in m if k.startswith("share:")) == pytest.approx(m["budget_used"])
+    assert 0 <= m["gini"] < 1 and m["worst"] == min(m[k] for k in m if k.startswith("u:"))
+    assert not d.violations(inst, x)
+    half = x.copy(); half[np.argmax(x[:, 0]), 0] /= 2
+    assert d.violations(inst, half)
