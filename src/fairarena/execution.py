@@ -19,6 +19,16 @@ incremental writing). :func:`iter_tasks` yields ``(index, result)`` in completio
 Tasks are the caller's unit of work, fixed by the caller and never by the number of workers, so the
 results are identical on every backend (the tests check this for all four).
 
+No orphans: a worker process outlives its parent by at most about a second. Every ``processes`` worker
+runs :func:`watch_parent` as its initializer, a daemon thread that polls ``os.getppid()`` every
+:data:`PARENT_POLL` seconds and ends the worker with ``os._exit`` once it has been reparented (the
+parent died, even by SIGKILL, which runs no clean-up). The worker's helpers (loky's and
+multiprocessing's resource trackers) then see their pipes close and exit too. Linux's
+``PR_SET_PDEATHSIG`` is not used: it fires when the *thread* that started the worker ends, and loky
+starts and reuses workers from different threads, so it would kill healthy workers of a live parent.
+Dask's ``LocalCluster`` workers watch their parent themselves (distributed's nanny); both are tested
+with a real ``kill -9`` (``tests/reliability/test_no_orphans.py``).
+
 This module imports nothing heavy; joblib, concurrent.futures and distributed are imported only when
 their backend runs.
 """
@@ -26,6 +36,8 @@ their backend runs.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from fairarena.errors import InputError
@@ -35,6 +47,35 @@ Runner = Callable[[Callable[[Any], Any], Sequence[Any], int, "str | None"], Iter
 
 BACKENDS: Registry[Runner] = Registry("execution backend", field="backend")
 """The execution backends by name (``serial``, ``processes``, ``threads``, ``dask``, plus aliases)."""
+
+
+PARENT_POLL = 0.5
+"""Seconds between a worker's checks that its parent is alive (see :func:`watch_parent`)."""
+
+
+def _watch_loop(parent: int, interval: float) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(70)  # the parent died: nothing left to deliver results to
+        time.sleep(interval)
+
+
+def watch_parent(parent: int, interval: float = PARENT_POLL) -> None:
+    """Worker initializer: exit this process (``os._exit``) within ``interval`` seconds of the death of
+    process ``parent``, its parent, noticed as a change of ``os.getppid()`` (the kernel reparents an
+    orphan). A worker whose parent is already gone exits at once. Runs as a daemon thread, so the
+    worker's tasks are not held up; idempotent (one watchdog per process)."""
+    global _WATCHING
+    if os.getppid() != parent:
+        os._exit(70)
+    if _WATCHING:
+        return
+    _WATCHING = True
+    threading.Thread(target=_watch_loop, args=(parent, interval), name="fairarena-parent-watch",
+                     daemon=True).start()
+
+
+_WATCHING = False
 
 
 def default_workers() -> int:
@@ -124,8 +165,11 @@ def _processes(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, add
         yield from _serial(fn, tasks, 1, None)
         return
     from joblib import Parallel, delayed
+    from joblib.parallel import LokyBackend
 
-    par = Parallel(n_jobs=n, backend="loky", return_as="generator_unordered", batch_size=1,
+    # the same initializer and arguments on every call, so joblib keeps reusing its executor
+    loky = LokyBackend(initializer=watch_parent, initargs=(os.getpid(),))
+    par = Parallel(n_jobs=n, backend=loky, return_as="generator_unordered", batch_size=1,
                    pre_dispatch="all")
     yield from par(delayed(_indexed)(fn, i, t) for i, t in enumerate(tasks))
 
