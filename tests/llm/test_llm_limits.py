@@ -190,3 +190,71 @@ def test_a_waiter_queued_before_a_retry_after_hold_still_gets_its_slot():
     for t in threads:
         t.join(10)
     assert not any(t.is_alive() for t in threads) and limit.in_flight == 0
+
+
+def test_a_queued_caller_keeps_slow_start_growing_before_the_woken_thread_takes_its_slot():
+    """Slow start grows +1 per call returned while the limit binds. A rise wakes a queued thread, but until
+    that thread runs its slot looks free; a second call returning meanwhile still met a saturated server
+    (a caller was queued). Judged on the free slots alone it did not count, and a client busy with its
+    own CPU grew about 1.5x per round trip instead of 2x (docs/performance.md)."""
+    import time
+
+    from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
+
+    def two_returns(queued: bool) -> int:
+        lim = AdaptiveLimit("fake", ConcurrencyPolicy(start=4, max=64))
+        for _ in range(4):
+            lim.acquire()
+        t = threading.Thread(target=lim.acquire, daemon=True) if queued else None
+        if t is not None:
+            t.start()
+            deadline = time.monotonic() + 10
+            while lim.waiting < 1 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            assert lim.waiting == 1
+        with lim._cond:   # the woken thread cannot take its slot before this block ends
+            lim.release(latency_s=0.2, completion_tokens=10)   # 3 in flight of 4: saturated, 4 -> 5
+            lim.release(latency_s=0.2, completion_tokens=10)   # 2 in flight of 5
+            level = lim.current
+        if t is not None:
+            t.join(10)
+            assert not t.is_alive() and lim.in_flight == 3 and lim.waiting == 0
+        return level
+
+    assert two_returns(queued=True) == 6     # a caller was queued: the limit still binds, 5 -> 6
+    assert two_returns(queued=False) == 5    # nobody waiting: a free slot, no growth
+
+
+def test_latency_growth_must_last_a_round_trip_before_it_backs_off():
+    """Calls that all return late at one moment (the client stalled: a garbage collection, hundreds of
+    debates starting) are not a server's queue: they neither halve the limit nor end slow start. Latency
+    that stays high for a round trip still backs off. Fake clock, no sleeping."""
+    from fairarena.llm.concurrency import AdaptiveLimit, ConcurrencyPolicy
+
+    class Clock:
+        t = 100.0
+
+        def __call__(self) -> float:
+            return self.t
+
+    def round_trip(lim: AdaptiveLimit, latency: float) -> int:
+        while lim.try_acquire():
+            pass
+        n = lim.current
+        for _ in range(n):
+            lim.release(latency_s=latency, completion_tokens=10)
+            while lim.try_acquire():
+                pass
+        return n
+
+    clock = Clock()
+    lim = AdaptiveLimit("s", ConcurrencyPolicy(start=8, max=1024, cooldown_s=0.0), clock=clock)
+    levels = []
+    for latency in (0.2, 0.2, 0.6, 0.2, 0.2):      # the third round trip's 16... calls all return 3x late at once
+        levels.append(round_trip(lim, latency))
+        clock.t += 0.2
+    assert levels == [8, 16, 32, 64, 128] and lim.decreases == 0 and lim.slow_start
+    for _ in range(3):                               # the server queues: every round trip takes 4x as long
+        round_trip(lim, 0.8)
+        clock.t += 0.8
+    assert lim.decreases >= 1 and lim.latency_backoffs > 0 and not lim.slow_start
