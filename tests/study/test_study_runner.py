@@ -1,6 +1,7 @@
 """The runner against loopback OpenAI-compatible fake servers: many debates in flight with an adaptive
-per-server limit, back-off on 429, replicas sharing one study, progress lines off a terminal, and a
-design that only adds samples or changes concurrency adopted without --force, rerunning nothing."""
+per-server limit, no small last wave of debates, back-off on 429, replicas sharing one study, progress lines
+off a terminal, and a design that only adds samples or changes concurrency adopted without --force, rerunning
+nothing."""
 
 from __future__ import annotations
 
@@ -28,6 +29,18 @@ def test_many_debates_in_flight_and_the_limit_grows_to_keep_the_server_busy(zero
     assert 2 < zero_server.max_in_flight <= 6                         # grew beyond its start, never past max
     lim = server_limits()[url]
     assert lim["highest"] > 2 and lim["limit"] == 6
+
+
+def test_a_small_last_wave_of_debates_starts_with_the_others(zero_server, tmp_path):
+    """Debates started together advance together, so a few left over for a last wave would start near the
+    end and run alone on an idle server: up to a quarter more than the default, all start at once."""
+    url = zero_server.base_url
+    cfg = _design(url, cohorts=4, concurrency={url: 7})     # ceil(2.5 x 7) = 18 threads for 20 debates
+    s = run_study(cfg, to_toml(cfg), tmp_path / "st", backend="threads")
+    assert s.ok == len(expand(cfg)) == 20 and s.workers == 20
+    assert zero_server.max_in_flight <= 7                     # the server's limit is unchanged
+    told = run_study(cfg, to_toml(cfg), tmp_path / "told", backend="threads", workers=18)
+    assert told.ok == 20 and told.workers == 18               # a number given is kept
 
 
 def test_429s_make_the_server_limit_back_off(tmp_path):

@@ -749,6 +749,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
             raise InputError("offline", True, "a study with a model other than the scripted negotiator (it needs no cache)")
         if cache_path is None or not cache_path.is_file():
             raise InputError("cache", str(cache_path), "an existing response cache to replay offline")
+    defaulted = workers is None
     if workers is None:
         workers = 1 if backend == "serial" else _default_workers(backend, cfg, specs)
     if backend == "serial":
@@ -765,6 +766,8 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         todo = [t for t in tasks if t.key not in status or (retry_failed and status[t.key] == "failed")]
         if limit is not None:
             todo = todo[:limit]
+        if defaulted and backend == "threads" and workers < len(todo) <= LAST_WAVE * workers:
+            workers = min(MAX_DEFAULT_THREADS, len(todo))   # no small last wave (see LAST_WAVE)
         opts = RunOptions(str(cache_path) if cache_path else None, offline,
                           tuple((s, cfg.server_policy(s)) for s in specs),
                           tuple(cfg.council_rules() if cfg.kind == "council" else cfg.mechanisms),
@@ -832,6 +835,12 @@ def _replica_options(cfg: StudyConfig, specs: Sequence[str]) -> tuple[tuple[str,
 
 MAX_DEFAULT_THREADS = 1024
 THREADS_PER_SLOT = 2.5   # default debates in flight per call the servers may have in flight
+LAST_WAVE = 1.25
+"""Threads, default workers: when the debates to run exceed the default by at most this factor, all of them
+start at once. Debates started together advance together (a server serves its queued calls in turn), so
+with 640 threads for 650 debates the last 10 could only start when the first ones finished, near the end,
+and then ran their ten turns alone on an idle server (the runner benchmark's last tenth: 14-76 % of the
+slots busy, against 78 % with the 650 at once: docs/performance.md)."""
 
 
 def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
