@@ -27,6 +27,11 @@ Figures (one JSON line per S):
   the ones answered from the response cache, which cost the arena's work but no HTTP);
 - ``slots_busy_by_tenth``: the share of the S slots busy in each tenth of the span from the first call to
   the last reply (where the idle time goes: the ramp, the middle, the tail);
+- ``before_first_call_s`` / ``after_last_reply_s``: the runner's time outside that span (the study's
+  set-up before the server's first call; after its last reply, the last commits, closing the thread pool,
+  the results table);
+- ``limit_decreases`` / ``latency_backoffs``: the adaptive controller's back-offs and its latency-growth
+  signals (one early signal ends slow start, and the level then grows +1 per round trip);
 - ``server_ms_per_call``: the fake server's own CPU per call (HTTP, JSON, the reply). It is not the
   client's overhead, but on a 2-core machine it competes with the client for the same cores;
 - ``peak_rss_mb`` of the runner process (``ru_maxrss``), the server's peak calls in flight, the
@@ -81,7 +86,7 @@ class FakeSlotServer:
         """Busy slots over the span from the first call to the last reply: the span, and the share of the
         S slots busy in each tenth of it (where the ideal's idle time went: ramp-up, middle, tail)."""
         if not self.events:
-            return {"span_s": 0.0, "by_tenth": []}
+            return {"span_s": 0.0, "by_tenth": [], "first": None, "last": None}
         t0, t1 = self.events[0][0], self.events[-1][0]
         span = max(t1 - t0, 1e-9)
         area = [0.0] * parts
@@ -92,7 +97,8 @@ class FakeSlotServer:
                 end = min(tb, t0 + (k + 1) * span / parts)
                 area[k] += busy * (end - a)
                 a = end if end > a else tb
-        return {"span_s": round(span, 2), "by_tenth": [round(x / (self.slots * span / parts), 3) for x in area]}
+        return {"span_s": round(span, 2), "by_tenth": [round(x / (self.slots * span / parts), 3) for x in area],
+                "first": t0, "last": t1}   # time.monotonic(): one clock for every process of the machine
 
     def reply_for(self, body: dict) -> str:
         prompt = next((m["content"] for m in body.get("messages", []) if "| P1 |" in m.get("content", "")), "")
@@ -187,9 +193,11 @@ def run_once(slots: int, latency: float, cohorts: int, policy: str, workers: int
             la = "%.2f %.2f %.2f" % os.getloadavg()
             turns0 = live_stats()["calls"]
             c0 = os.times()
+            m0 = time.monotonic()
             t0 = time.perf_counter()
             s = run_study(cfg, to_toml(cfg), Path(tmp) / "st", backend="threads", workers=workers)
             wall = time.perf_counter() - t0
+            m1 = time.monotonic()
             c1 = os.times()
             turns = live_stats()["calls"] - turns0
         st = server_stats(url)
@@ -203,8 +211,12 @@ def run_once(slots: int, latency: float, cohorts: int, policy: str, workers: int
                 "client_ms_per_turn": round(1000 * cpu / max(1, turns), 2), "turns": turns,
                 "server_ms_per_call": round(1000 * st["cpu_s"] / max(1, st["requests"]), 2),
                 "server_peak_in_flight": st["peak_in_flight"],
-                "server_busy_span_s": st["span_s"], "slots_busy_by_tenth": st["by_tenth"], "limit_final": lim.get("current"),
+                "server_busy_span_s": st["span_s"], "slots_busy_by_tenth": st["by_tenth"],
+                "before_first_call_s": round(st["first"] - m0, 2) if st["first"] else None,
+                "after_last_reply_s": round(m1 - st["last"], 2) if st["last"] else None,
+                "limit_final": lim.get("current"),
                 "limit_lowest": lim.get("lowest"), "limit_highest": lim.get("highest"),
+                "limit_decreases": lim.get("decreases"), "latency_backoffs": lim.get("latency_backoffs"),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "load_before": la, "load_after": "%.2f %.2f %.2f" % os.getloadavg()}
     finally:
