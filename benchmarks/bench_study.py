@@ -59,7 +59,7 @@ def bare(tasks, out: Path) -> tuple[float, int]:
 
 def overhead(n: int, profile: bool) -> None:
     from fairarena.study.design import expand, preset, to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cfg = preset("paper")
     tasks = expand(cfg)[: n]
@@ -88,7 +88,7 @@ def overhead(n: int, profile: bool) -> None:
     # the per-debate path alone (no per-run costs: status, results table, provenance), interleaved
     from fairarena.arena import build_agent, run_debate
     from fairarena.study.design import cohort_of
-    from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
+    from fairarena.study.store import RunOptions, commit_debate, execute_task
 
     few = tasks[:6]
     with tempfile.TemporaryDirectory() as d:
@@ -114,7 +114,7 @@ def overhead(n: int, profile: bool) -> None:
     print(f"per-debate path, 6 debates x 3 interleaved, best: bare {1000 * b / 6:6.1f} ms, execute_task + "
           f"commit {1000 * st_ / 6:6.1f} ms, ratio {st_ / b:5.3f}")
     if profile:
-        from fairarena.experiments.study_store import RunOptions, commit_debate, execute_task
+        from fairarena.study.store import RunOptions, commit_debate, execute_task
 
         with tempfile.TemporaryDirectory() as d:
             pr = cProfile.Profile()

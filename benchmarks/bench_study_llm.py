@@ -33,7 +33,7 @@ def main() -> None:
     args = ap.parse_args()
 
     from fairarena.study.design import load_study, preset, to_toml
-    from fairarena.experiments.study_store import load_results, run_study
+    from fairarena.study.store import load_results, run_study
     from fairarena.llm.llamacpp_backend import bundled_gguf
     from fairarena.llm.server import llama_server
 

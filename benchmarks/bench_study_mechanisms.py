@@ -28,7 +28,7 @@ def load() -> str:
 
 def run_once(cfg, root: Path) -> float:
     from fairarena.study.design import to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     t0 = time.perf_counter()
     s = run_study(cfg, to_toml(cfg), root)
@@ -44,7 +44,7 @@ def main() -> None:
     args = ap.parse_args()
     from fairarena.study.design import preset
     from fairarena.study.mechanisms import record_mechanisms
-    from fairarena.experiments.study_store import load_results
+    from fairarena.study.store import load_results
 
     mechs = [m for m in args.mechanisms.split(",") if m]
     plain, withm = preset(args.preset), preset(args.preset, mechanisms=mechs)

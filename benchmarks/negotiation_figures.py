@@ -46,7 +46,7 @@ def debate_view(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 def figures(root: Path) -> dict[str, Any]:
     from fairarena.study.mechanisms import allocation_directions
-    from fairarena.experiments.study_store import load_results, read_transcript
+    from fairarena.study.store import load_results, read_transcript
 
     sign = {k: (1.0 if v == "higher" else -1.0) for k, v in allocation_directions().items()}
     n = same = joint_a = joint_b = differs = 0

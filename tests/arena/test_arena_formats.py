@@ -213,7 +213,7 @@ def test_tiny_scripted_study_in_each_format_same_cohorts(tmp_path):
     joint) is feasible, and the scripted negotiator reaches the same metrics either way."""
     from fairarena.allocation.problem import allocation_from_mapping
     from fairarena.study.design import StudyConfig, cohort_of, to_toml
-    from fairarena.experiments.study_store import read_records, run_study
+    from fairarena.study.store import read_records, run_study
 
     by_format = {}
     for fmt in PROPOSAL_FORMATS:

@@ -49,7 +49,7 @@ pytest.importorskip("llama_cpp.server.app")   # llama-cpp-python[server] (fastap
 
 from fairarena.arena.transcript import iter_turns, read_transcript  # noqa: E402
 from fairarena.study.design import expand, load_study, preset, to_toml  # noqa: E402
-from fairarena.experiments.study_store import load_results, transcript_path  # noqa: E402
+from fairarena.study.store import load_results, transcript_path  # noqa: E402
 from fairarena.llm.server import free_port  # noqa: E402
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]

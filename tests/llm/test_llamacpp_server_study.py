@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("openai")
 
 from fairarena.study.design import expand, load_study, preset, to_toml  # noqa: E402
-from fairarena.experiments.study_store import finished_keys, load_results, record_path  # noqa: E402
+from fairarena.study.store import finished_keys, load_results, record_path  # noqa: E402
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 

@@ -90,8 +90,8 @@ def test_a_study_fits_its_prompts_exactly_as_a_lone_debate(fake_server, tmp_path
     builds them. Before the limiter was a model-layer wrapper, the study saw no window, sent the long
     prompts, and the backend refused them (the debate failed with a context overflow)."""
     from fairarena.arena import build_agent, read_transcript, run_debate
-    from fairarena.experiments.study import cohort_of, expand, preset, to_toml
-    from fairarena.experiments.study_store import load_results, run_study
+    from fairarena.study.design import cohort_of, expand, preset, to_toml
+    from fairarena.study.store import load_results, run_study
 
     _zero_reply(fake_server)
 

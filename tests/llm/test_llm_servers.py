@@ -51,7 +51,7 @@ def test_study_run_against_an_unreachable_server_is_one_line_exit_2(tmp_path):
 @pytest.mark.parametrize("kind", ["folder", "text"])
 def test_a_cache_that_is_a_folder_or_not_sqlite_is_refused_up_front(fake_server, tmp_path, kind):
     from fairarena.study.design import preset, to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cache = tmp_path / "cache"
     if kind == "folder":

@@ -186,7 +186,7 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
 
     from fairarena.study.design import preset, to_toml
     from fairarena.study.analysis import write_study_report
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cfg = preset("tiny")
     run_study(cfg, to_toml(cfg), tmp_path / "study")
@@ -249,7 +249,7 @@ def test_council_study_report_renders_in_headless_chromium(tmp_path):
 
     from fairarena.study.design import preset, to_toml
     from fairarena.study.analysis import write_study_report
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cfg = preset("tourism-small")
     run_study(cfg, to_toml(cfg), tmp_path / "study")

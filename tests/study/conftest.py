@@ -26,7 +26,7 @@ def outcome(record: dict[str, Any]) -> dict[str, Any]:
 def run_and_kill(study: Any, root: Any, *, after: int, timeout: float, poll: float, extra: tuple[str, ...] = ()) -> int:
     """``fairarena study run STUDY --out ROOT`` in a subprocess, killed with SIGKILL as soon as ``after``
     debates are on disk (within ``timeout`` seconds, or the test fails); returns its exit code."""
-    from fairarena.experiments.study_store import finished_keys
+    from fairarena.study.store import finished_keys
 
     proc = subprocess.Popen([sys.executable, "-m", "fairarena.cli", "study", "run", str(study), "--out", str(root),
                              *extra, "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -134,7 +134,7 @@ def zero_server():
 def tiny_run(tmp_path_factory):
     """The tiny design run once, serially (read-only for the tests that use it)."""
     from fairarena.study.design import to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cfg = tiny_design()
     root = tmp_path_factory.mktemp("tiny") / "serial"

@@ -142,7 +142,7 @@ def study_dir(tiny_run, tmp_path):
 
 def test_stats_json_equals_the_library_on_the_study_records(study_dir):
     from fairarena.study.analysis import load_traces
-    from fairarena.experiments.study_store import comparison_records
+    from fairarena.study.store import comparison_records
     from fairarena.stats import compare_table
     from fairarena.stats.emergence import joint_beats_both
 

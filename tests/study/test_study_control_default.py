@@ -5,7 +5,7 @@ a model study's records say how it was served (``serving``)."""
 from __future__ import annotations
 
 from fairarena.study.design import expand, from_dict, load_study, preset, presets, to_toml
-from fairarena.experiments.study_store import load_results, run_study
+from fairarena.study.store import load_results, run_study
 
 MODEL = "openai:m@http://127.0.0.1:9/v1"
 

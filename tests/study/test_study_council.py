@@ -20,7 +20,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def council_run(tmp_path_factory):
     from fairarena.study.design import preset, to_toml
-    from fairarena.experiments.study_store import load_results, run_study
+    from fairarena.study.store import load_results, run_study
 
     cfg = preset("council-small", cohorts=2, rounds=2, mechanisms=RULES)
     root = tmp_path_factory.mktemp("council") / "study"
@@ -146,7 +146,7 @@ def test_missing_rule_rows_are_computed_from_the_cohort(council_run, tmp_path):
     from fairarena.aggregation.council import council
     from fairarena.study.design import preset, to_toml
     from fairarena.study.analysis import analyse_study
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     _, root, recs, _ = council_run
     copy = tmp_path / "study"

@@ -9,7 +9,7 @@ import pytest
 
 from fairarena.arena.transcript import iter_turns, read_transcript
 from fairarena.study.design import preset, to_toml
-from fairarena.experiments.study_store import load_results, run_study
+from fairarena.study.store import load_results, run_study
 
 REUSED = 10   # prompt tokens every reply says the server reused from its prefix cache
 

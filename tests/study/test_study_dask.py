@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fairarena.study.design import to_toml
-from fairarena.experiments.study_store import load_results, run_study
+from fairarena.study.store import load_results, run_study
 
 from .conftest import outcome
 

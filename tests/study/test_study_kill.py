@@ -9,7 +9,7 @@ import os
 import signal
 
 from fairarena.study.design import expand, load_study, to_toml
-from fairarena.experiments.study_store import (
+from fairarena.study.store import (
     finished_keys, load_results, read_records, record_path, run_study, study_status, transcript_path,
 )
 

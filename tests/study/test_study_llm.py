@@ -8,7 +8,7 @@ import pytest
 
 from fairarena.errors import InputError
 from fairarena.study.design import expand, to_toml
-from fairarena.experiments.study_store import load_results, run_study
+from fairarena.study.store import load_results, run_study
 
 from .conftest import outcome, tiny_design
 
@@ -77,7 +77,7 @@ def test_unreachable_server_is_refused_in_preflight_before_any_write(tmp_path):
 def test_limit_drops_while_the_server_refuses_and_recovers():
     import threading
 
-    from fairarena.experiments.study_store import LimitedModel
+    from fairarena.study.store import LimitedModel
     from fairarena.llm import ChatResponse, TransientLLMError, Usage
     from fairarena.llm.wrappers import RetryingModel, UsageMeter
 

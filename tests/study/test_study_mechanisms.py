@@ -16,7 +16,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def mech_run(tmp_path_factory):
     from fairarena.study.design import preset, to_toml
-    from fairarena.experiments.study_store import load_results, run_study
+    from fairarena.study.store import load_results, run_study
 
     cfg = preset("tiny", mechanisms=MECHS)
     root = tmp_path_factory.mktemp("mech") / "study"
@@ -91,7 +91,7 @@ def test_missing_mechanisms_computed_from_transcripts(mech_run, tmp_path):
     the ones computed at run time."""
     from fairarena.study.design import preset, to_toml
     from fairarena.study.mechanisms import record_mechanisms
-    from fairarena.experiments.study_store import load_results, run_study
+    from fairarena.study.store import load_results, run_study
 
     _, _, recs = mech_run
     cfg = preset("tiny")

@@ -63,7 +63,7 @@ register_script("fake-copying-agent", fake_copying_agent, replace=True)
 @pytest.fixture(scope="module")
 def copying_study(tmp_path_factory):
     from fairarena.study.design import preset, to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cfg = preset("tiny", model_a="scripted:fake-copying-agent", model_b="scripted:fake-copying-agent",
                  baseline_control=True, cohorts=4, rounds=2)
@@ -92,7 +92,7 @@ def test_a_study_of_copying_agents_shows_no_effect(copying_study):
 @pytest.fixture(scope="module")
 def sampled_study(tmp_path_factory):
     from fairarena.study.design import preset, to_toml
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     cfg = preset("tiny", baseline_control=True, samples=2)
     root = tmp_path_factory.mktemp("sampled") / "study"

@@ -11,7 +11,7 @@ import pytest
 
 from fairarena.study.design import expand, to_toml
 from fairarena.study.plan import JUSTIFICATION_TOKENS, format_plan, plan_study
-from fairarena.experiments.study_store import load_results, run_study
+from fairarena.study.store import load_results, run_study
 
 from .conftest import tiny_design
 

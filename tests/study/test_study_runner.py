@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from fairarena.experiments.study import expand, to_toml
-from fairarena.experiments.study_store import load_results, run_study
+from fairarena.study.design import expand, to_toml
+from fairarena.study.store import load_results, run_study
 
 from .conftest import ZeroServer, tiny_design
 
@@ -78,7 +78,7 @@ def test_replicas_share_one_study(tmp_path):
 
 
 def test_progress_lines_off_a_terminal_show_rates_and_servers(zero_server, tmp_path):
-    from fairarena.experiments.study_cli import RunProgress
+    from fairarena.study.cli import RunProgress
 
     url = zero_server.base_url
     cfg = _design(url, cohorts=1, concurrency={url: 3})

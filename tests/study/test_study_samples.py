@@ -43,7 +43,7 @@ def test_the_sample_seed_reaches_the_model():
     import json
 
     from fairarena.allocation.problem import allocation_to_mapping
-    from fairarena.experiments.study_store import RunOptions, execute_task
+    from fairarena.study.store import RunOptions, execute_task
     from fairarena.llm.scripted import register_script
     from fairarena.triage import sample_cohort
 

@@ -13,7 +13,7 @@ pytest.importorskip("llama_cpp")
 pytest.importorskip("openai")
 
 from fairarena.study.design import expand, load_study, preset, to_toml  # noqa: E402
-from fairarena.experiments.study_store import finished_keys, load_results, run_study  # noqa: E402
+from fairarena.study.store import finished_keys, load_results, run_study  # noqa: E402
 
 from .conftest import run_and_kill  # noqa: E402
 

@@ -10,8 +10,8 @@ import os
 import pytest
 
 from fairarena.errors import InputError
-from fairarena.experiments.study import expand, to_toml
-from fairarena.experiments.study_store import (
+from fairarena.study.design import expand, to_toml
+from fairarena.study.store import (
     finished_keys, folder_lock, load_results, read_records, record_path, results_frame, run_study, study_status,
     transcript_path,
 )
@@ -175,7 +175,7 @@ def test_unreadable_record_counts_as_not_finished_and_is_redone(tmp_path):
 
 
 def test_comparison_records_pair_by_cohort(tmp_path):
-    from fairarena.experiments.study_store import comparison_records
+    from fairarena.study.store import comparison_records
 
     cfg = tiny_design(cohorts=1, closing=["joint-draft", "mean-repair"])
     root = tmp_path / "st"
@@ -212,7 +212,7 @@ def test_resume_with_nothing_to_do_repairs_a_stale_table(tmp_path):
 
 
 def test_a_dying_backend_keeps_what_finished_and_says_so(tmp_path, monkeypatch):
-    import fairarena.experiments.study_store as ss
+    import fairarena.study.store as ss
 
     cfg = tiny_design()
     tasks = expand(cfg)
@@ -237,7 +237,7 @@ def test_a_dying_backend_keeps_what_finished_and_says_so(tmp_path, monkeypatch):
 
 
 def test_cohort_chunks_partition_tasks_by_cohort_in_task_order():
-    from fairarena.experiments.study_store import cohort_chunks
+    from fairarena.study.store import cohort_chunks
 
     tasks = expand(tiny_design(capacity=["standard", "tight"]))
     chunks = cohort_chunks(tasks)

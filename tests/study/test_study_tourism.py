@@ -17,7 +17,7 @@ runner = CliRunner()
 @pytest.fixture(scope="module")
 def tourism_run(tmp_path_factory):
     from fairarena.study.design import preset, to_toml
-    from fairarena.experiments.study_store import load_results, run_study
+    from fairarena.study.store import load_results, run_study
 
     cfg = preset("tourism-small", cohorts=3, pois=16, seeds=[0, 1])
     root = tmp_path_factory.mktemp("tourism") / "study"
@@ -111,7 +111,7 @@ def test_cli_stats_tables_and_report(tourism_run, tmp_path):
 
 
 def test_results_frame_has_one_row_per_record_and_rule(tourism_run):
-    from fairarena.experiments.study_store import results_frame
+    from fairarena.study.store import results_frame
 
     cfg, root, recs, _ = tourism_run
     f = results_frame(root)

@@ -482,7 +482,7 @@ def _study(kind: str) -> Callable[[_Context], str]:
     def run(ctx: _Context) -> str:
         from fairarena.study.design import from_dict, to_toml
         from fairarena.study.analysis import analyse_study
-        from fairarena.experiments.study_store import run_study
+        from fairarena.study.store import run_study
 
         d = ctx.domain
         own = getattr(d, "study_design", None)

@@ -1,8 +1,7 @@
 """Experiments: the former home of the debate study and the sweep.
 
 The debate study moved to :mod:`fairarena.study`; its old module paths (``fairarena.experiments.study``,
-``.study_analysis``, ``.study_council``, ...) are the moved modules themselves, deprecated. The study's
-store is still ``fairarena.experiments.study_store``.
+``.study_store``, ``.study_analysis``, ``.study_council``, ...) are the moved modules themselves, deprecated.
 
 The procedural-fairness sweep moved to :mod:`fairarena.sweep`. Its names stay importable from here
 (``PRESETS``, ``GridConfig``, ``Setting``, ``expand``, ``load_config``, ``preset``, ``SweepResult``,

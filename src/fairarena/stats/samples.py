@@ -21,7 +21,7 @@ plus the **variance shares** (:func:`variance_components`): the one-way random-e
 Input is a long-form frame, one row per debate: ``cohort, framework, opponent, sample`` and the metric
 columns ``a_<metric>``, ``opp_<metric>`` with ``a_feasible`` / ``opp_feasible`` (as
 :func:`fairarena.stats.study.records_from_frame`, plus ``sample``; :func:`samples_frame` builds it from
-the records of :func:`fairarena.experiments.study_store.comparison_records`). Pure functions; statsmodels
+the records of :func:`fairarena.study.store.comparison_records`). Pure functions; statsmodels
 and pandas are imported when used.
 """
 

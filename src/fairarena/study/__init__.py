@@ -2,8 +2,8 @@
 
 - :mod:`~fairarena.study.design`: the design (``StudyConfig``, validated once from TOML), the presets and
   the expansion into tasks with their keys and the study digest.
-- the store and runner: the folder's records, the lock, resume, the backends (``run_study``,
-  ``load_results``, ``study_status``).
+- :mod:`~fairarena.study.store`: the store and runner: the folder's records, the lock, resume, the
+  backends (``run_study``, ``load_results``, ``study_status``).
 - :mod:`~fairarena.study.analysis`: a finished study -> statistics, emergence, tables, report;
   :mod:`~fairarena.study.traces`: one debate's trace; :mod:`~fairarena.study.noise`: repeated samples,
   nulls and transcript analyses; :mod:`~fairarena.study.mechanisms`: each debate's proposals aggregated.
@@ -14,7 +14,7 @@
 - :mod:`~fairarena.study.cli`: ``fairarena study``; :mod:`~fairarena.study.demo`: its sections of
   ``fairarena demo``.
 
-The former module paths (``fairarena.experiments.study``, ``.study_analysis``, ...) are these modules
+The former module paths (``fairarena.study.design``, ``.study_analysis``, ...) are these modules
 themselves, kept for existing code. Names are imported lazily (importing this package loads neither
 numpy nor pydantic).
 """
@@ -22,8 +22,6 @@ numpy nor pydantic).
 from __future__ import annotations
 
 from fairarena.lazy import lazy_exports
-
-_STORE = "fairarena.experiments.study_store"
 
 _LAZY = {
     "StudyConfig": "fairarena.study.design",
@@ -35,9 +33,9 @@ _LAZY = {
     "from_dict": "fairarena.study.design",
     "load_study": "fairarena.study.design",
     "to_toml": "fairarena.study.design",
-    "run_study": _STORE,
-    "load_results": _STORE,
-    "study_status": _STORE,
+    "run_study": "fairarena.study.store",
+    "load_results": "fairarena.study.store",
+    "study_status": "fairarena.study.store",
     "analyse_study": "fairarena.study.analysis",
     "check_record": "fairarena.study.records",
     "load": "fairarena.study.frames",

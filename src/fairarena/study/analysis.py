@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fairarena.experiments.study_store import check_finished, read_transcript  # noqa: F401 (re-exported)
+from fairarena.study.store import check_finished, read_transcript  # noqa: F401 (re-exported)
 from fairarena.study.traces import trace_of  # noqa: F401  (re-exported: a public name here)
 
 DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
@@ -47,7 +47,7 @@ class StudyAnalysis:
 def _selected(root: Path, capacity: str | None, seed: int | None, closing: str | None,
               rows: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """The ok records of framework-aligned debates of one capacity, seed and closing (as the statistics)."""
-    from fairarena.experiments.study_store import load_results, study_tasks
+    from fairarena.study.store import load_results, study_tasks
 
     cfg, _ = study_tasks(root)
     capacity = cfg.capacity[0] if capacity is None else capacity
@@ -106,7 +106,7 @@ def _owners() -> dict[str, str]:
 def _is_council(root: str | Path) -> bool:
     """Is ``root`` a council study's folder? (Not a study folder: False; the analysis then refuses it with
     :func:`check_finished`'s one line.)"""
-    from fairarena.experiments.study_store import read_study
+    from fairarena.study.store import read_study
 
     if not (Path(root) / "study.json").is_file():
         return False
@@ -125,7 +125,7 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
 
         return analyse_council(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
     from fairarena.study.mechanisms import allocation_directions
-    from fairarena.experiments.study_store import comparison_records, load_results, study_tasks
+    from fairarena.study.store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
 
@@ -419,7 +419,7 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
 
         return build_council_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
     from fairarena.study.noise import extras_sections, noise_summary
-    from fairarena.experiments.study_store import read_study
+    from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   means_figure)
 

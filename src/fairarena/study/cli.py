@@ -1,7 +1,7 @@
 """``fairarena study``: write a study design, run or resume it into a folder, show its status.
 
 Thin: each command validates its input, then makes one call into :mod:`fairarena.study.design`
-or :mod:`fairarena.experiments.study_store`. Other areas attach their own study commands (statistics,
+or :mod:`fairarena.study.store`. Other areas attach their own study commands (statistics,
 tables, report) to :data:`study_app`.
 """
 
@@ -63,7 +63,7 @@ def run_cmd(
 ) -> None:
     """Run every debate of a study not finished yet; exit 1 when some debate failed."""
     from fairarena.study.design import load_study
-    from fairarena.experiments.study_store import StudyRunError
+    from fairarena.study.store import StudyRunError
 
     from fairarena.errors import InputError
 
@@ -120,7 +120,7 @@ class RunProgress:
             self.bar.__exit__(*exc)
 
     def stats(self, done: int, failed: int, inflight: int, total: int) -> str:
-        from fairarena.experiments.study_store import live_stats
+        from fairarena.study.store import live_stats
 
         st = live_stats()
         dt = max(1e-9, self.clock() - self.t0)
@@ -148,7 +148,7 @@ class RunProgress:
 
 def _run(cfg: Any, text: str, out: Path, kw: dict[str, Any], as_json: bool, backend: str,
          every: float = 10.0) -> Any:
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
 
     if as_json:
         return run_study(cfg, text, out, **kw)
@@ -205,7 +205,7 @@ def status_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
 ) -> None:
     """Counts of a study folder: total, ok, failed, pending (and records of other designs)."""
-    from fairarena.experiments.study_store import study_status
+    from fairarena.study.store import study_status
 
     st = study_status(out).to_dict()
     if as_json:

@@ -86,7 +86,7 @@ def rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, A
 def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path) -> dict[str, Any]:
     """Run one council task, its debate's transcript into ``transcript``; return the record's outcome
     fields (``status``, ``error``, ``members``, ``rows``, ``usage``, ``debate``, ``timing``; with a language
-    model also ``serving``, as a duel's record: :func:`fairarena.experiments.study_store.serving`).
+    model also ``serving``, as a duel's record: :func:`fairarena.study.store.serving`).
     ``model_for(spec)`` gives the process's shared model for a spec. The study store's ``execute_task``
     calls it, records an exception as a failed task and keeps the transcript."""
     t0 = time.perf_counter()
@@ -128,7 +128,7 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
                    timing=dict(res.timing or {}))
         turns = res.turns
     if live:   # how the debate was served, as a duel's record says it (a scripted council has no server)
-        from fairarena.experiments.study_store import serving
+        from fairarena.study.store import serving
 
         serve = serving(turns, [task.model], opts)
         if serve is not None:

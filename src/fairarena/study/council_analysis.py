@@ -79,7 +79,7 @@ def _mean(xs: Sequence[float]) -> float:
 
 def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                     n_resamples: int | None = None) -> CouncilAnalysis:
-    from fairarena.experiments.study_store import check_finished, load_results, study_tasks
+    from fairarena.study.store import check_finished, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
 
     check_options(test, 0.05, "wilcox")
@@ -245,7 +245,7 @@ def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = F
                          details: int = 60) -> Any:
     """The report of a finished council study (a :class:`fairarena.report.Report`). Every instance is in
     the drill-down with its rows (``details`` is the duel report's transcript count; unused here)."""
-    from fairarena.experiments.study_store import read_study
+    from fairarena.study.store import read_study
     from fairarena.report import DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text
 
     root = Path(root)

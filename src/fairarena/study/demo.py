@@ -13,7 +13,7 @@ from fairarena.cli_common import console
 def study_demo(out: Path, full: bool = False) -> None:
     from fairarena.study.design import expand, preset, to_toml
     from fairarena.study.analysis import analyse_study, build_study_report, study_tables
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
     from fairarena.fsutil import atomic_write_text
     from fairarena.report import to_markdown, write_html, write_tables
 
@@ -57,7 +57,7 @@ def council_studies_demo(out: Path, full: bool = False) -> None:
     from fairarena.study.design import expand, preset, to_toml
     from fairarena.study.council import DEBATE
     from fairarena.study.council_analysis import analyse_council, build_council_report
-    from fairarena.experiments.study_store import run_study
+    from fairarena.study.store import run_study
     from fairarena.report import write_html
 
     for name, focus in (("council", ("esg", "rmg")), ("tourism", ("satisfaction", "exposure_gini"))):

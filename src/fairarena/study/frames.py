@@ -14,7 +14,7 @@ class StudyData:
     """What :func:`load` returns.
 
     - ``results``: one row per debate (a council study: per debate and rule), the task's fields, status and
-      the metrics (``fairarena.experiments.study_store.results_frame``);
+      the metrics (``fairarena.study.store.results_frame``);
     - ``statistics``: the long-form statistics, one row per cell (opponent x framework x metric; a council
       study: the debate against each rule), ``fairarena.stats.StudyStats.to_frame``;
     - ``tables``: each table of ``fairarena study tables`` by name (``table2``, ``table3``, ...), rows
@@ -45,7 +45,7 @@ def load(path: str | Path, *, test: str = "auto", holm: bool = False, allow_part
     """Read a finished study folder (``fairarena study run``'s ``--out``): its results, statistics and
     tables as DataFrames. ``test``, ``holm`` and ``allow_partial`` as for ``fairarena study stats``; a
     missing or unfinished folder is an :class:`fairarena.errors.InputError` naming it."""
-    from fairarena.experiments.study_store import results_frame
+    from fairarena.study.store import results_frame
     from fairarena.study.analysis import analyse_study, study_tables
 
     root = Path(path)

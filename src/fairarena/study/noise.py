@@ -29,7 +29,7 @@ def selected(root: str | Path, rows: Sequence[Mapping[str, Any]], *, control: bo
     the baseline-vs-baseline controls (``control=True``) of the design's first capacity, closing and seed,
     every sample."""
     from fairarena.study.design import sample_seed
-    from fairarena.experiments.study_store import study_tasks
+    from fairarena.study.store import study_tasks
 
     cfg, _ = study_tasks(root)
     cap, closing, seed = cfg.capacity[0], cfg.closing[0], cfg.seeds[0]
@@ -87,7 +87,7 @@ def _cached(path: Path, digest: str, compute: Any) -> Any:
 def copy_rows(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
     """:func:`fairarena.stats.transcripts.copy_rates` of every debate's transcript (cached in
     ``DIR/copies.json`` while the transcripts are the same)."""
-    from fairarena.experiments.study_store import read_transcript
+    from fairarena.study.store import read_transcript
     from fairarena.stats.transcripts import copy_rates, debate_turns
 
     root = Path(root)
@@ -102,7 +102,7 @@ def cohort_optima(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> dict[s
     the cohorts."""
     from fairarena.allocation.frameworks import framework_optima
     from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics
-    from fairarena.experiments.study_store import read_transcript
+    from fairarena.study.store import read_transcript
     from fairarena.triage import parse_cohort
 
     root = Path(root)
@@ -145,7 +145,7 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
     ``holm``: correct the null tests over the report (default on). Traces of repeats (samples > 0) that
     ``traces`` lacks are read here."""
     from fairarena.study.traces import trace_of
-    from fairarena.experiments.study_store import read_transcript
+    from fairarena.study.store import read_transcript
     from fairarena.stats import DEFAULT_RESAMPLES
     from fairarena.stats.noise import noise_report
     from fairarena.stats.samples import samples_table

@@ -1,0 +1,890 @@
+"""The study store: one folder per study, one file pair per finished debate, resume by key.
+
+Layout of ``DIR`` (see docs/study.md)::
+
+    study.toml                 the study file, verbatim (as given to the first run, or the last --force)
+    study.json                 the validated design, its digest, task count, prompt version, provenance
+    debates/<kk>/<key>.jsonl   the debate's transcript (kk = the key's first two hex characters)
+    debates/<kk>/<key>.json    its result record: the task, status (ok | failed), error, per-round summaries,
+                               finals, joint, metrics, usage, serving (prompt reuse, each server's
+                               concurrency), timing, provenance — the "finished" marker
+    results.jsonl              every result record, one per line, in task order (rebuilt from the files)
+    runs.jsonl                 one line per run: backend, workers, counts, wall time, provenance
+    .lock                      held (flock) by the one process writing this folder
+
+Only the runner's parent process writes ``DIR``. A debate's transcript is renamed into place first and
+its record second, both by an atomic ``os.replace``, so a debate is finished exactly when its record
+exists: ``kill -9`` at any moment loses at most the debates in flight, and never leaves a record without
+its transcript or a half-written file under a final name (temporary files are dot-named and removed by the
+next run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import functools
+import hashlib
+import json
+import os
+import socket
+import tempfile
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
+
+from fairarena.errors import FairArenaError, InputError
+from fairarena.fsutil import atomic_write_json, atomic_write_text
+from fairarena.study.design import DebateTask, StudyConfig, cohort_of, expand, prompt_version
+from fairarena.llm.wrappers import LimitedModel  # noqa: F401 - the server limit lives in the model layer now
+
+STORE_FORMAT = 1
+RESULTS = "results.jsonl"
+NEGOTIATOR = "scripted:negotiator"   # the one model that needs no response cache (it is its own replay)
+
+
+# ------------------------------------------------------------------------------------------------
+# Paths and reading
+# ------------------------------------------------------------------------------------------------
+
+def record_path(root: Path, key: str) -> Path:
+    return root / "debates" / key[:2] / f"{key}.json"
+
+
+def read_transcript(root: str | Path, record: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The events of a finished debate's transcript (``record["transcript"]`` under the study folder),
+    read by the arena's own transcript reader."""
+    from fairarena.arena.transcript import read_transcript as read_events
+
+    return read_events(Path(root) / record["transcript"])
+
+
+def transcript_path(root: Path, key: str) -> Path:
+    return root / "debates" / key[:2] / f"{key}.jsonl"
+
+
+def finished_keys(root: str | Path) -> set[str]:
+    """Keys with a result record on disk (a directory listing; no file is opened)."""
+    base = Path(root) / "debates"
+    out: set[str] = set()
+    if not base.is_dir():
+        return out
+    for sub in os.scandir(base):
+        if sub.is_dir():
+            for f in os.scandir(sub.path):
+                n = f.name
+                if n.endswith(".json") and not n.startswith("."):
+                    out.add(n[:-5])
+    return out
+
+
+def read_record(root: str | Path, key: str) -> dict[str, Any] | None:
+    """A debate's result record, or None when it is missing or unreadable (then it counts as not finished)."""
+    try:
+        with open(record_path(Path(root), key), encoding="utf-8") as fh:
+            rec = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and "status" in rec else None
+
+
+def read_records(root: str | Path, keys: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
+    """The readable records of ``keys`` (default: every record on disk)."""
+    root = Path(root)
+    keys = sorted(finished_keys(root)) if keys is None else keys
+    out: dict[str, dict[str, Any]] = {}
+    for k in keys:
+        rec = read_record(root, k)
+        if rec is not None:
+            out[k] = rec
+    return out
+
+
+def read_study(root: str | Path) -> dict[str, Any]:
+    p = Path(root) / "study.json"
+    if not p.is_file():
+        raise InputError("dir", str(root), "a study folder (no study.json: run `fairarena study run` first)")
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def study_tasks(root: str | Path) -> tuple[StudyConfig, list[DebateTask]]:
+    """The design recorded in a study folder and its tasks (recomputed: keys are content hashes)."""
+    from fairarena.study.design import from_dict
+
+    meta = read_study(root)
+    design = json.dumps(meta["design"], sort_keys=True)
+    hit = _TASKS.get(design)
+    if hit is None:   # a few calls per command (status, statistics, traces): expand the design once
+        cfg = from_dict(meta["design"], "study.json:design.")
+        hit = _TASKS[design] = (cfg, tuple(expand(cfg)))
+        while len(_TASKS) > 4:
+            del _TASKS[next(iter(_TASKS))]
+    return hit[0], list(hit[1])
+
+
+_TASKS: dict[str, tuple[StudyConfig, tuple[DebateTask, ...]]] = {}
+
+
+def rebuild_results(root: str | Path, tasks: Sequence[DebateTask] | None = None) -> list[dict[str, Any]]:
+    """Rewrite ``results.jsonl`` from the per-debate records, in task order (records of keys that are not
+    tasks of the current design, e.g. after ``--force`` with a new design, are left out)."""
+    root = Path(root)
+    if tasks is None:
+        tasks = study_tasks(root)[1]
+    have = finished_keys(root)
+    keys = [t.key for t in tasks if t.key in have]
+    recs = read_records(root, keys)
+    rows = [recs[k] for k in keys if k in recs]
+    atomic_write_text(root / RESULTS, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
+    return rows
+
+
+def load_results(root: str | Path) -> list[dict[str, Any]]:
+    """Every result record of the study in task order — from ``results.jsonl`` when it is up to date with
+    the per-debate files (one listing to check), else rebuilt from them first."""
+    root = Path(root)
+    p = root / RESULTS
+    if p.is_file():
+        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line]
+        have = finished_keys(root)
+        if {r["key"] for r in rows} == have and all(_same_status(root, r) for r in rows if r["status"] != "ok"):
+            return rows
+    return rebuild_results(root)
+
+
+def _results_current(root: Path, status: dict[str, str]) -> bool:
+    """Does ``results.jsonl`` hold exactly the debates of ``status`` (key -> status), one line each?"""
+    p = root / RESULTS
+    if not p.is_file():
+        return False
+    seen: dict[str, str] = {}
+    n = 0
+    with open(p, encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                r = json.loads(line)
+                seen[r["key"]] = r["status"]
+                n += 1
+    return n == len(status) and seen == status
+
+
+def _same_status(root: Path, row: dict[str, Any]) -> bool:
+    # a failed debate that was retried since results.jsonl was written has a new record
+    rec = read_record(root, row["key"])
+    return rec is not None and rec["status"] == row["status"]
+
+
+def results_frame(root: str | Path) -> Any:
+    """The results as a flat pandas DataFrame: one row per debate, the task's fields, status, and for
+    ``a``, ``b`` and ``joint`` the final metrics (``final_a_esg``, ...) and feasibility; per-round metrics
+    as ``round{t}_{a|b}_{metric}``. A council study: one row per debate and rule (:func:`_council_frame`)."""
+    import pandas as pd
+
+    rows = []
+    results = load_results(root)
+    if results and results[0]["task"].get("kind") == "council":
+        return _council_frame(results)
+    for r in results:
+        row = {"key": r["key"], **r["task"], "status": r["status"], "error": r.get("error")}
+        for who in ("a", "b", "joint"):
+            row[f"feasible_{who}"] = (r.get("feasible") or {}).get(who)
+            for m, v in ((r.get("metrics") or {}).get(who) or {}).items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    row[f"final_{who}_{m}"] = v
+        for rd in r.get("rounds") or []:
+            for who in ("a", "b"):
+                s = rd.get(who)
+                if s:
+                    row[f"round{rd['round']}_{who}_feasible"] = s.get("feasible")
+                    for m, v in (s.get("metrics") or {}).items():
+                        row[f"round{rd['round']}_{who}_{m}"] = v
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _council_frame(results: Sequence[dict[str, Any]]) -> Any:
+    """A council study's results: one row per record and rule (and the debate): the task's fields, status,
+    ``rule``, ``row_kind``, ``feasible``, every metric (``metric_<name>``), every member's utility
+    (``u_<member>``), ``worst_off``, ``min_utility`` and ``gini_utilities``."""
+    import pandas as pd
+
+    rows = []
+    for r in results:
+        base = {"key": r["key"], **{k: v for k, v in r["task"].items() if k != "members"},
+                "members": ",".join(r["task"].get("members") or []), "status": r["status"], "error": r.get("error")}
+        for row in r.get("rows") or []:
+            out = {**base, "rule": row["rule"], "row_kind": row["kind"], "feasible": row.get("feasible"),
+                   "worst_off": row.get("worst_off"), "min_utility": row.get("min_utility"),
+                   "gini_utilities": row.get("gini_utilities")}
+            out.update({f"metric_{k}": v for k, v in (row.get("metrics") or {}).items()})
+            out.update({f"u_{k}": v for k, v in (row.get("utilities") or {}).items()})
+            rows.append(out)
+        if not r.get("rows"):
+            rows.append(base)
+    return pd.DataFrame(rows)
+
+
+def comparison_records(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
+                       closing: str | None = None, rows: Sequence[dict[str, Any]] | None = None
+                       ) -> list[dict[str, Any]]:
+    """The long-form input of the paired statistics: one mapping per finished debate whose Agent A is
+    aligned to a framework, with ``cohort``, ``framework``, ``opponent`` (B's profile), ``a`` and ``opp``
+    (final metrics of A and of B), ``a_feasible``, ``opp_feasible``, ``joint`` and ``joint_feasible``.
+
+    Pairing is by cohort within a (framework, opponent) cell, so a study with several capacity variants,
+    seeds or closing rules is cut to one of each: the given one, else the design's first. Failed debates
+    are left out (the statistics report how many cohorts each comparison has)."""
+    from fairarena.allocation.welfare import METRIC_KEYS
+
+    cfg, _ = study_tasks(root)
+    capacity = cfg.capacity[0] if capacity is None else capacity
+    seed = cfg.seeds[0] if seed is None else seed
+    closing = cfg.closing[0] if closing is None else closing
+    out = []
+    for r in (load_results(root) if rows is None else rows):   # rows: load_results(root), already read
+        t = r["task"]
+        if (r["status"] != "ok" or t["framework"] is None or t["capacity"] != capacity or t["seed"] != seed
+                or t["closing"] != closing):
+            continue
+        m = r.get("metrics") or {}
+        feas = r.get("feasible") or {}
+
+        def pick(who: str) -> dict[str, float] | None:
+            d = m.get(who)
+            return None if d is None else {k: float(d[k]) for k in METRIC_KEYS if k in d}
+
+        out.append({"cohort": t["cohort"], "framework": t["framework"], "opponent": t["agent_b"],
+                    "a": pick("a"), "opp": pick("b"), "a_feasible": bool(feas.get("a")),
+                    "opp_feasible": bool(feas.get("b")), "joint": pick("joint"),
+                    "joint_feasible": bool(feas.get("joint"))})
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Status
+# ------------------------------------------------------------------------------------------------
+
+@dataclass
+class StudyStatus:
+    total: int
+    ok: int
+    failed: int
+    pending: int
+    stale: int                      # records of keys that are not tasks of the current design
+    failed_keys: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"total": self.total, "ok": self.ok, "failed": self.failed, "pending": self.pending,
+                "stale": self.stale, "failed_keys": self.failed_keys}
+
+
+def _status_of(root: Path, tasks: Sequence[DebateTask]) -> tuple[StudyStatus, dict[str, str]]:
+    have = finished_keys(root)
+    want = {t.key for t in tasks}
+    status: dict[str, str] = {}
+    for k in have & want:
+        rec = read_record(root, k)
+        if rec is not None:              # unreadable (e.g. emptied by a power loss): not finished
+            status[k] = rec["status"]
+    failed = [t.key for t in tasks if status.get(t.key) == "failed"]
+    ok = sum(1 for s in status.values() if s == "ok")
+    return StudyStatus(len(tasks), ok, len(failed), len(tasks) - len(status), len(have - want), failed), status
+
+
+def study_status(root: str | Path) -> StudyStatus:
+    root = Path(root)
+    _, tasks = study_tasks(root)
+    return _status_of(root, tasks)[0]
+
+
+def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
+    """The folder's status; an InputError unless it is a study folder whose debates all finished ``ok``
+    (with ``allow_partial``: at least one did)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise InputError("dir", str(root), "a study folder (it does not exist)")
+    st = study_status(root).to_dict()          # InputError when there is no study.json
+    unfinished = st["pending"] + st["failed"]
+    if st["ok"] == 0:
+        raise InputError("dir", str(root), f"a study with finished debates (0 of {st['total']} ok: run "
+                         "`fairarena study run` first)")
+    if unfinished and not allow_partial:
+        raise InputError("dir", str(root), f"a finished study ({st['ok']} of {st['total']} debates ok, "
+                         f"{st['pending']} pending, {st['failed']} failed: finish it with `fairarena study run"
+                         "` / --retry-failed, or pass --allow-partial)")
+    return st
+
+
+# ------------------------------------------------------------------------------------------------
+# The lock (one writer per folder)
+# ------------------------------------------------------------------------------------------------
+
+@contextlib.contextmanager
+def folder_lock(root: Path, command: str = "study run") -> Iterator[None]:
+    """Hold the folder's exclusive lock for the whole run.
+
+    The same lock file and holder record as :func:`fairarena.fsutil.output_folder` (``DIR/.lock``,
+    ``flock``, released by the kernel when the process dies), so a study folder and any other fairarena
+    writer exclude each other; a second writer gets :class:`fairarena.fsutil.OutputBusyError` (exit 2)
+    naming the holder. The study does not use ``output_folder``'s rerun policy: a study folder is always
+    resumable, also after a run that finished (a rerun is a no-op resume, ``--retry-failed`` reruns the
+    failed debates), and ``--force`` keeps the debates whose keys still match instead of emptying it.
+    """
+    import fcntl
+
+    from fairarena.fsutil import LOCK_NAME, OutputBusyError, check_out_dir
+
+    check_out_dir(root)
+    root.mkdir(parents=True, exist_ok=True)
+    fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                info = json.loads(os.pread(fd, 1000, 0).decode() or "{}")
+                holder = f"pid {info.get('pid')} on {info.get('host')} ({info.get('command')}, since {info.get('started')})"
+            except ValueError:
+                holder = "another process"
+            raise OutputBusyError("out", str(root), f"in use by {holder}; wait for it to finish or choose another "
+                                                    "folder") from None
+        holder_rec = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "started": _now()}
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder_rec).encode(), 0)
+        manifest = {**holder_rec, "status": "running"}
+        atomic_write_json(root / ".run.json", manifest)
+        try:
+            yield
+        except BaseException as exc:
+            status = "interrupted" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "failed"
+            atomic_write_json(root / ".run.json", {**manifest, "status": status, "finished": _now(),
+                                                   "reason": f"{type(exc).__name__}: {exc}"[:500]})
+            raise
+        atomic_write_json(root / ".run.json", {**manifest, "status": "ok", "finished": _now()})
+    finally:
+        os.close(fd)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def clean_temporaries(root: Path) -> int:
+    """Remove the dot-named temporary files an interrupted run left (never a final name); call it only
+    while holding the folder's lock."""
+    from fairarena.fsutil import remove_stale_temporaries
+
+    n = len(remove_stale_temporaries(root))
+    base = root / "debates"
+    if base.is_dir():
+        for sub in os.scandir(base):
+            if sub.is_dir():
+                for e in os.scandir(sub.path):
+                    if e.name.startswith(".") and ".tmp" in e.name:
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(e.path)
+                            n += 1
+    return n
+
+
+# ------------------------------------------------------------------------------------------------
+# Executing one debate (in any process)
+# ------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a worker needs besides the task (never changes a debate's outcome)."""
+
+    cache: str | None = None
+    offline: bool = False
+    limits: tuple[tuple[str, Any], ...] = ()          # (model spec, its server's ConcurrencyPolicy or None)
+    mechanisms: tuple[str, ...] = ()                  # aggregation rules applied to each finished debate
+    replicas: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()   # (model spec, ((base URL, policy), ...))
+
+
+_MODELS: dict[tuple[str, str | None, bool], Any] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def shared_model(spec: str, opts: RunOptions) -> Any:
+    """One wrapped model per (spec, cache, offline) in this process: threads share its connection, its
+    response cache and its concurrency limit."""
+    from fairarena.llm import build_model
+
+    k = (spec, opts.cache, opts.offline)
+    with _MODELS_LOCK:
+        if k not in _MODELS:
+            replicas = dict(opts.replicas).get(spec)
+            if replicas and not opts.offline:
+                _MODELS[k] = _replicated(spec, replicas, opts.cache)
+            else:
+                # the limit is the model layer's (LimitedModel), shared by every spec on the same server
+                _MODELS[k] = build_model(spec, cache=opts.cache, offline=opts.offline,
+                                         concurrency=dict(opts.limits).get(spec))
+        return _MODELS[k]
+
+
+def _replicated(spec: str, replicas: Sequence[tuple[str, Any]], cache: str | None) -> Any:
+    """``spec`` served by several base URLs: one retried, limited model per URL behind a
+    :class:`fairarena.llm.concurrency.ReplicaRouter`, with the one response cache and usage meter above
+    it (the cache ignores URLs, so a replica's answer serves them all)."""
+    from fairarena.llm import build_model, parse_model_spec
+    from fairarena.llm.concurrency import ReplicaRouter
+    from fairarena.llm.spec import ModelSpec
+    from fairarena.llm.wrappers import CachedModel, LimitedModel, UsageMeter
+
+    ms = parse_model_spec(spec)
+    pairs = []
+    for url, policy in replicas:
+        lm = build_model(ModelSpec(ms.backend, ms.model, url, ms.options), concurrency=policy).find(LimitedModel)
+        pairs.append((lm, lm.server))
+    inner: Any = ReplicaRouter(pairs)
+    if cache is not None:
+        inner = CachedModel(inner, cache)
+    return UsageMeter(inner)
+
+
+def live_stats() -> dict[str, Any]:
+    """What this process's shared models did so far: calls (cached, failed), prompt and completion
+    tokens, and each server's concurrency (:func:`fairarena.llm.wrappers.server_limits`) — for progress
+    lines. Worker processes keep their own: with ``processes`` or ``dask`` these stay at zero."""
+    from fairarena.llm.wrappers import UsageMeter, server_limits
+
+    with _MODELS_LOCK:
+        meters = [m.find(UsageMeter) for m in _MODELS.values() if hasattr(m, "find")]
+    out = {"calls": 0, "cached_calls": 0, "failed_calls": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    for m in meters:
+        if m is not None:
+            t = m.totals
+            for f in out:
+                out[f] += getattr(t, f)
+    return {**out, "servers": server_limits()}
+
+
+def execute_task(task: Any, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
+    """Run one task (a duel's debate, or a council task); return its result record and its transcript's
+    bytes. Never raises for a task that fails (model errors after the wrappers' retries, or any
+    exception): the record says ``failed``."""
+    t0 = time.perf_counter()
+    council = getattr(task, "kind", "duel") == "council"
+    fd, tmp = tempfile.mkstemp(prefix=f".{task.key}.", suffix=".jsonl.tmp")
+    os.close(fd)
+    record: dict[str, Any] = {"key": task.key, "task": task.to_dict()}
+    try:
+        if council:
+            from fairarena.study.council import execute_council
+
+            record.update(execute_council(task, opts, lambda spec: shared_model(spec, opts), tmp))
+        else:
+            record.update(_execute_duel(task, opts, tmp))
+    except Exception as exc:  # a bug or a bad environment in one debate must not stop the study
+        empty = dict(rows=[]) if council else dict(rounds=[], final={}, feasible={}, metrics={})
+        record.update(status="failed", error=f"{type(exc).__name__}: {exc}",
+                      traceback=traceback.format_exc(limit=8), usage={}, **empty,
+                      timing={"wall_s": round(time.perf_counter() - t0, 6)})
+    try:
+        with open(tmp, "rb") as fh:
+            data = fh.read()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    record["transcript"] = f"debates/{task.key[:2]}/{task.key}.jsonl"
+    record["transcript_sha256"] = hashlib.sha256(data).hexdigest()
+    record["worker"] = {"pid": os.getpid(), "host": socket.gethostname(), "finished": _now()}
+    return record, data
+
+
+def _execute_duel(task: DebateTask, opts: RunOptions, transcript: str) -> dict[str, Any]:
+    """One duel debate into ``transcript``: the record's outcome fields (raises on a failure the debate
+    itself does not record)."""
+    from fairarena.arena import build_agent, run_debate
+
+    cohort = cohort_of(task.cohort_seed, task.capacity)
+    models: dict[str, Any] = {}
+    for spec in {task.model_a, task.model_b}:
+        if spec != NEGOTIATOR:
+            models[spec] = shared_model(spec, opts)
+    common = dict(cache=opts.cache, offline=opts.offline, rag=task.rag, models=models)
+    a = build_agent("A", task.agent_a, task.model_a, cohort, **common)
+    b = build_agent("B", task.agent_b, task.model_b, cohort, **common)
+    res = run_debate(cohort, a, b, task.debate_config(), transcript=transcript,
+                     header={"command": "study", "task": task.to_dict()})
+    out: dict[str, Any] = dict(status=res.status, error=res.error, rounds=res.rounds, final=res.final,
+                               feasible=res.feasible, metrics=res.metrics, usage=res.usage, timing=res.timing,
+                               rag_notes={"a": a.rag_note, "b": b.rag_note})
+    serve = serving(res.turns, [task.model_a, task.model_b], opts)
+    if serve is not None:
+        out["serving"] = serve
+    if opts.mechanisms and res.status == "ok":
+        from fairarena.study.mechanisms import cohort_problem, debate_mechanisms, turn_events
+
+        t1 = time.perf_counter()
+        problem = cohort_problem(task.cohort_seed, task.capacity)
+        out["mechanisms"] = debate_mechanisms(problem, res.agents, turn_events(res.turns), opts.mechanisms, task.seed)
+        out["timing"] = {**(res.timing or {}), "mechanisms_s": round(time.perf_counter() - t1, 6)}
+    return out
+
+
+def serving(turns: Sequence[Any], specs: Sequence[str], opts: RunOptions) -> dict[str, Any] | None:
+    """How one debate was served, for its record (None when no server played: scripted models):
+
+    * ``prompt_reuse``: the share of the debate's prompt tokens the server reused from its prefix cache,
+      over both agents (``cached_prompt_tokens / prompt_tokens`` of the calls whose reply reported it;
+      None when none did) — :func:`fairarena.arena.transcript.prompt_reuse`'s ``server``;
+    * ``servers``: per server key (the base URL, :func:`fairarena.llm.spec.server_key`; each replica's URL
+      with ``replicas``) its concurrency when the debate finished (``limit``, ``current``, ``lowest``, and an
+      adaptive limit's further counters) — :func:`fairarena.llm.wrappers.server_limits`."""
+    from fairarena.arena.transcript import prompt_reuse
+    from fairarena.llm.spec import server_key
+    from fairarena.llm.wrappers import server_limits
+
+    keys: list[str] = []
+    for spec in dict.fromkeys(specs):
+        replicas = dict(opts.replicas).get(spec)
+        for k in ([u for u, _ in replicas] if replicas else [server_key(spec)]):
+            if k is not None and k not in keys:
+                keys.append(k)
+    if not keys:
+        return None
+    reuse = prompt_reuse(turns)
+    return {"prompt_reuse": reuse["server"], "cached_prompt_tokens": reuse["server_cached_tokens"],
+            "prompt_tokens": reuse["server_prompt_tokens"], "servers": server_limits(keys)}
+
+
+def commit_debate(root: Path, record: dict[str, Any], transcript: bytes) -> None:
+    """Transcript first, record second: the record's presence means the debate is complete."""
+    key = record["key"]
+    _replace_into(transcript_path(root, key), transcript)
+    _replace_into(record_path(root, key), (json.dumps(record, default=_default) + "\n").encode())
+
+
+def _replace_into(path: Path, data: bytes) -> None:
+    """Write to a dot-named temporary beside ``path``, then ``os.replace`` it onto ``path`` (atomic).
+
+    No ``fsync`` per file (it cost 7 ms a file here, 8 s over a 600-debate study): a killed process loses
+    nothing the kernel already has, which is what resume after ``kill -9`` needs. After a power loss a
+    record written just before may read back empty; :func:`_status_of` then counts it as not finished
+    and the next run redoes that debate.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def _default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
+# ------------------------------------------------------------------------------------------------
+# Backends: fairarena.execution's vocabulary (serial, processes, threads, dask)
+# ------------------------------------------------------------------------------------------------
+
+def _run_one(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, Any], bytes]:
+    rec, data = execute_task(task, opts)
+    return task, rec, data
+
+
+def _run_chunk(chunk: Sequence[DebateTask], opts: RunOptions) -> list[tuple[DebateTask, dict[str, Any], bytes]]:
+    return [_run_one(task, opts) for task in chunk]
+
+
+CHUNKED_BACKENDS = ("processes", "dask")
+"""Backends that receive one unit per cohort (and capacity variant) for the scripted negotiator."""
+
+
+def cohort_chunks(tasks: Sequence[DebateTask]) -> list[list[DebateTask]]:
+    """The tasks grouped by cohort (seed and capacity variant), in order of first appearance, each
+    group in task order. A group goes to one worker, whose negotiator then reuses the exact answers
+    shared by the debates of that cohort (the opponents' openings, repeated concession steps)."""
+    groups: dict[tuple[int, str], list[DebateTask]] = {}
+    for t in tasks:
+        groups.setdefault((t.cohort_seed, t.capacity), []).append(t)
+    return list(groups.values())
+
+
+def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "serial", workers: int | None = None,
+            address: str | None = None, chunked: bool = False) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
+    """Yield ``(task, record, transcript)`` as debates finish, on any backend of :mod:`fairarena.execution`.
+    Workers only compute; the caller writes.
+
+    ``chunked``: one backend task per cohort (:func:`cohort_chunks`) that runs its debates serially and
+    returns them together; they are yielded one by one in task order when the chunk arrives. Keys,
+    records and transcripts are the same either way (a debate never depends on what ran before it in
+    its process: the negotiator's shared answers are exact)."""
+    from fairarena.execution import iter_tasks
+
+    tasks = list(tasks)
+    if chunked:
+        for _, outs in iter_tasks(functools.partial(_run_chunk, opts=opts), cohort_chunks(tasks),
+                                  backend=backend, workers=workers, address=address):
+            yield from outs
+        return
+    for _, out in iter_tasks(functools.partial(_run_one, opts=opts), tasks, backend=backend,
+                             workers=workers, address=address):
+        yield out
+
+
+# ------------------------------------------------------------------------------------------------
+# The run
+# ------------------------------------------------------------------------------------------------
+
+@dataclass
+class RunSummary:
+    total: int
+    skipped: int          # finished before this run
+    ran: int
+    ok: int               # ok debates in the store after the run
+    failed: int           # failed debates in the store after the run
+    pending: int
+    failed_now: list[dict[str, str]]   # debates that failed in this run: key and error
+    seconds: float
+    backend: str
+    workers: int
+    out: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+Progress = Callable[[int, int, int, int], None]   # (done, failed, in flight, total to run)
+
+
+class StudyRunError(FairArenaError):
+    """The execution backend itself failed (a worker process died, the cluster went away). Every debate
+    finished before it is on disk; rerunning the same command resumes."""
+
+
+def _runner_change_only(design: Any, cfg: StudyConfig) -> bool:
+    """Does the folder's recorded design differ from ``cfg`` only in :data:`RUNNER_FIELDS` (concurrency,
+    replicas, samples), or by turning ``baseline_control`` on (a model study written before it was the
+    default)? Such a change alters no debate: every finished one keeps its key."""
+    from fairarena.study.design import RUNNER_FIELDS, from_dict
+
+    if not isinstance(design, dict):
+        return False
+    try:
+        old = from_dict(design, "study.json:design.").canonical()
+    except InputError:
+        return False
+    new = cfg.canonical()
+    if not old.get("baseline_control") and new.get("baseline_control"):
+        old["baseline_control"] = True   # control debates added (a model study's default since): keys unchanged
+    return {k: v for k, v in old.items() if k not in RUNNER_FIELDS} == \
+        {k: v for k, v in new.items() if k not in RUNNER_FIELDS}
+
+
+def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool, n_tasks: int) -> None:
+    """Check (or create) ``study.json``: a folder made from a different design is refused unless ``force``
+    or the two differ only in how the study runs or how many samples it has (adopted: the keys of every
+    finished debate still match)."""
+    from fairarena.provenance import run_record
+
+    meta_path = root / "study.json"
+    if meta_path.is_file():
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            digest = meta.get("study_digest")
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            digest = None
+        if digest == cfg.digest():
+            return
+        if not force and not _runner_change_only(meta.get("design") if digest else None, cfg):
+            raise InputError("out", str(root), f"a folder of this study (it holds study {digest and digest[:12]!s}, "
+                                               f"this file is {cfg.digest()[:12]}; --force adopts the new design, "
+                                               "keeping debates whose keys still match)")
+    elif root.is_dir() and any(not e.name.startswith(".") for e in os.scandir(root)):
+        if not force:
+            raise InputError("out", str(root), "an empty or new folder, or a study folder (--force to use it anyway)")
+    atomic_write_text(root / "study.toml", text)
+    atomic_write_json(meta_path, {
+        "format": STORE_FORMAT, "study_digest": cfg.digest(), "name": cfg.name, "design": cfg.canonical(),
+        "tasks": n_tasks, "prompt_version": prompt_version(),
+        "provenance": run_record(cfg.canonical(), None, command="study run"),
+    })
+
+
+def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "serial", workers: int | None = None,
+              address: str | None = None, retry_failed: bool = False, force: bool = False,
+              cache: str | Path | None = None, offline: bool = False, limit: int | None = None,
+              progress: Progress | None = None) -> RunSummary:
+    """Run (or resume) a study into ``out``. Finished debates are skipped; failed ones are rerun only with
+    ``retry_failed``. ``limit`` runs at most that many of the remaining debates (for trials)."""
+    from fairarena.execution import check_workers, resolve_backend
+    from fairarena.llm.spec import check_reachable, server_key
+    from fairarena.llm.wrappers import check_cache_file, server_limits
+    from fairarena.provenance import run_record
+
+    t_start = time.perf_counter()
+    root = Path(out)
+    backend = resolve_backend(backend)
+    check_workers(workers)
+    if address is not None and backend != "dask":
+        raise InputError("address", address, "only with --backend dask")
+    if root.exists() and not root.is_dir():
+        raise InputError("out", str(root), "a folder (it is a file)")
+    if limit is not None and limit < 0:
+        raise InputError("limit", limit, "a non-negative integer")
+    tasks = expand(cfg)
+    specs = cfg.model_specs
+    live = [s for s in specs if s != NEGOTIATOR]
+    cache_path = Path(cache) if cache is not None else (root / "responses.sqlite" if live else None)
+    if offline:
+        if not live:
+            raise InputError("offline", True, "a study with a model other than the scripted negotiator (it needs no cache)")
+        if cache_path is None or not cache_path.is_file():
+            raise InputError("cache", str(cache_path), "an existing response cache to replay offline")
+    defaulted = workers is None
+    if workers is None:
+        workers = 1 if backend == "serial" else _default_workers(backend, cfg, specs)
+    if backend == "serial":
+        workers = 1
+    if cache_path is not None:
+        check_cache_file(cache_path)       # a folder or a file that is not SQLite: refused before any debate
+    if not offline:
+        check_reachable(live)              # a server nothing answers at: one line, before any write
+    _preflight(cfg, tasks)
+    with folder_lock(root):
+        prepare_store(root, cfg, text, force=force, n_tasks=len(tasks))
+        clean_temporaries(root)
+        before, status = _status_of(root, tasks)
+        todo = [t for t in tasks if t.key not in status or (retry_failed and status[t.key] == "failed")]
+        if limit is not None:
+            todo = todo[:limit]
+        if defaulted and backend == "threads" and workers < len(todo) <= LAST_WAVE * workers:
+            workers = min(MAX_DEFAULT_THREADS, len(todo))   # no small last wave (see LAST_WAVE)
+        opts = RunOptions(str(cache_path) if cache_path else None, offline,
+                          tuple((s, cfg.server_policy(s)) for s in specs),
+                          tuple(cfg.council_rules() if cfg.kind == "council" else cfg.mechanisms),
+                          _replica_options(cfg, specs))
+        failed_now: list[dict[str, str]] = []
+        done = 0
+        # CPU-bound scripted studies on worker processes: one unit per cohort keeps the negotiator's
+        # shared answers within one process. Against model servers every debate stays its own task
+        # (concurrency comes from debates in flight).
+        chunked = backend in CHUNKED_BACKENDS and not live and len(todo) > 1
+        if progress:
+            progress(0, 0, min(workers, len(todo)), len(todo))
+        try:
+            for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address,
+                                           chunked=chunked):
+                commit_debate(root, rec, data)
+                done += 1
+                if rec["status"] != "ok":
+                    failed_now.append({"key": task.key, "error": str(rec.get("error"))})
+                if progress:
+                    progress(done, len(failed_now), min(workers, len(todo) - done), len(todo))
+        except (FairArenaError, OSError):
+            raise
+        except Exception as exc:   # the backend, not a debate (those never raise out of execute_task)
+            raise StudyRunError(f"the {backend} backend failed after {done} of {len(todo)} debates "
+                                f"({type(exc).__name__}: {exc}); finished debates are saved, rerun to resume") from exc
+        if todo:
+            after, _ = _status_of(root, tasks)
+            rebuild_results(root, tasks)
+        else:   # nothing ran (a resume of a finished study): the table only if a killed run left it stale
+            after = before
+            if not _results_current(root, status):
+                rebuild_results(root, tasks)
+        rerun = {t.key for t in todo}
+        summary = RunSummary(len(tasks), sum(1 for k in status if k not in rerun), len(todo), after.ok, after.failed, after.pending,
+                             failed_now, round(time.perf_counter() - t_start, 3), backend, workers, str(root))
+        rec = run_record(None, None, command="study run", summary={k: v for k, v in summary.to_dict().items()
+                                                                  if k != "failed_now"},
+                         retry_failed=retry_failed, offline=offline, cache=str(cache_path) if cache_path else None,
+                         address=address, limit=limit,
+                         server_limits={} if offline else server_limits([server_key(s) for s in live]))
+        rec.pop("config")
+        rec.pop("seed")
+        with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec, default=_default) + "\n")
+    return summary
+
+
+def _replica_options(cfg: StudyConfig, specs: Sequence[str]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """Per model spec with ``replicas``: each base URL with its policy (``concurrency`` by that URL, else the
+    spec's own server's)."""
+    from fairarena.llm.concurrency import ConcurrencyPolicy
+    from fairarena.llm.spec import parse_model_spec
+
+    out = []
+    for s in specs:
+        urls = cfg.replica_urls(s)
+        base = parse_model_spec(s).base_url
+        if base and base.rstrip("/") in cfg.replicas:
+            own = cfg.server_policy(s)
+            out.append((s, tuple((u, ConcurrencyPolicy.of(cfg.concurrency[u], f"study.concurrency[{u!r}]")
+                                  if u in cfg.concurrency else own) for u in urls)))
+    return tuple(out)
+
+
+MAX_DEFAULT_THREADS = 1024
+THREADS_PER_SLOT = 2.5   # default debates in flight per call the servers may have in flight
+LAST_WAVE = 1.25
+"""Threads, default workers: when the debates to run exceed the default by at most this factor, all of them
+start at once. Debates started together advance together (a server serves its queued calls in turn), so
+with 640 threads for 650 debates the last 10 could only start when the first ones finished, near the end,
+and then ran their ten turns alone on an idle server (the runner benchmark's last tenth: 14-76 % of the
+slots busy, against 78 % with the 650 at once: docs/performance.md)."""
+
+
+def _default_workers(backend: str, cfg: StudyConfig, specs: list[str]) -> int:
+    """Debates in flight by default. Threads against model servers: :data:`THREADS_PER_SLOT` (2.5) x the
+    servers' ceilings added up (each replica counted; a debate makes one call at a time), at most
+    :data:`MAX_DEFAULT_THREADS`. The debates beyond the ceilings wait for a slot; they are there so that
+    when no debate is left to start, enough are still in flight to keep every slot busy while the last
+    ones finish (with a quarter more than the ceilings, the runner benchmark's server left three quarters
+    of its slots idle over the last tenth of the run: docs/performance.md)."""
+    import math
+
+    from fairarena.execution import default_workers
+
+    cores = default_workers()
+    if backend == "threads":
+        servers: dict[str, int] = {}
+        for s in specs:
+            pol = cfg.server_policy(s)
+            if pol is None:
+                continue
+            reps = dict(_replica_options(cfg, [s])).get(s)
+            for url, p in (reps or ((str(s), pol),)):
+                servers[url] = max(servers.get(url, 0), p.max)
+        if not servers:
+            return cores
+        return min(MAX_DEFAULT_THREADS, max(2, math.ceil(THREADS_PER_SLOT * sum(servers.values()))))
+    return cores
+
+
+def _preflight(cfg: StudyConfig, tasks: Sequence[DebateTask]) -> None:
+    """Build the first debate's agents before any work or write: a bad environment (e.g. ``rag = "on"``
+    without the extra) fails once, with the usual one-line error, instead of in every debate."""
+    if not tasks:
+        return
+    if cfg.kind == "council":
+        from fairarena.study.council import preflight
+
+        preflight(cfg, tasks)
+        return
+    from fairarena.arena import build_agent
+
+    t = tasks[0]
+    cohort = cohort_of(t.cohort_seed, t.capacity)
+    for name, prof, spec in (("A", t.agent_a, t.model_a), ("B", t.agent_b, t.model_b)):
+        # a language model is not built here (a GGUF load, a client); the scripted stand-in checks the
+        # profile and the retrieval set-up the same way
+        build_agent(name, prof, spec if spec.startswith("scripted") else "scripted", cohort, rag=t.rag)
