@@ -42,7 +42,7 @@ def test_a_v1_folder_resumes_with_nothing_rerun_and_the_same_stats(tmp_path):
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
 
 
-MOVED = {"study": "design", "study_analysis": "analysis", "study_council": "council",
+MOVED = {"study": "design", "study_store": "store", "study_analysis": "analysis", "study_council": "council",
          "study_council_analysis": "council_analysis", "study_mechanisms": "mechanisms", "study_noise": "noise",
          "study_plan": "plan", "study_traces": "traces", "study_cli": "cli", "study_demo": "demo"}
 
@@ -63,8 +63,8 @@ def test_old_paths_import_without_a_warning_and_the_package_loads_nothing_heavy(
     code = "; ".join(["import sys", "import fairarena.study", "assert 'pydantic' not in sys.modules",
                       "assert 'numpy' not in sys.modules",
                       *(f"import fairarena.experiments.{m}" for m in MOVED),
-                      "import fairarena.experiments.study_store",
-                      "from fairarena.experiments.study import preset; preset('tiny')"])
+                      "from fairarena.experiments.study import preset; preset('tiny')",
+                      "from fairarena.experiments.study_store import run_study, load_results"])
     proc = subprocess.run([sys.executable, "-W", "error", "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
