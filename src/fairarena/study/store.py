@@ -7,7 +7,8 @@ Layout of ``DIR`` (see docs/study.md)::
     debates/<kk>/<key>.jsonl   the debate's transcript (kk = the key's first two hex characters)
     debates/<kk>/<key>.json    its result record: the task, status (ok | failed), error, per-round summaries,
                                finals, joint, metrics, usage, serving (prompt reuse, each server's
-                               concurrency), timing, provenance — the "finished" marker
+                               concurrency), timing, provenance — the "finished" marker; its fields:
+                               docs/study.md "Record schema", fairarena.study.records
     results.jsonl              every result record, one per line, in task order (rebuilt from the files)
     runs.jsonl                 one line per run: backend, workers, counts, wall time, provenance
     .lock                      held (flock) by the one process writing this folder
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from fairarena.errors import FairArenaError, InputError
-from fairarena.fsutil import atomic_write_json, atomic_write_text
+from fairarena.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, json_default
 from fairarena.study.design import DebateTask, StudyConfig, cohort_of, expand, prompt_version
 from fairarena.llm.wrappers import LimitedModel  # noqa: F401 - the server limit lives in the model layer now
 
@@ -333,28 +334,12 @@ def folder_lock(root: Path, command: str = "study run") -> Iterator[None]:
     resumable, also after a run that finished (a rerun is a no-op resume, ``--retry-failed`` reruns the
     failed debates), and ``--force`` keeps the debates whose keys still match instead of emptying it.
     """
-    import fcntl
-
-    from fairarena.fsutil import LOCK_NAME, OutputBusyError, check_out_dir
+    from fairarena.fsutil import check_out_dir
+    from fairarena.fsutil import folder_lock as hold
 
     check_out_dir(root)
-    root.mkdir(parents=True, exist_ok=True)
-    fd = os.open(root / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                info = json.loads(os.pread(fd, 1000, 0).decode() or "{}")
-                holder = f"pid {info.get('pid')} on {info.get('host')} ({info.get('command')}, since {info.get('started')})"
-            except ValueError:
-                holder = "another process"
-            raise OutputBusyError("out", str(root), f"in use by {holder}; wait for it to finish or choose another "
-                                                    "folder") from None
-        holder_rec = {"pid": os.getpid(), "host": socket.gethostname(), "command": command, "started": _now()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder_rec).encode(), 0)
-        manifest = {**holder_rec, "status": "running"}
+    with hold(root, command) as holder:
+        manifest = {**holder, "status": "running"}
         atomic_write_json(root / ".run.json", manifest)
         try:
             yield
@@ -364,8 +349,6 @@ def folder_lock(root: Path, command: str = "study run") -> Iterator[None]:
                                                    "reason": f"{type(exc).__name__}: {exc}"[:500]})
             raise
         atomic_write_json(root / ".run.json", {**manifest, "status": "ok", "finished": _now()})
-    finally:
-        os.close(fd)
 
 
 def _now() -> str:
@@ -555,40 +538,17 @@ def serving(turns: Sequence[Any], specs: Sequence[str], opts: RunOptions) -> dic
 
 
 def commit_debate(root: Path, record: dict[str, Any], transcript: bytes) -> None:
-    """Transcript first, record second: the record's presence means the debate is complete."""
+    """Transcript first, record second: the record's presence means the debate is complete.
+
+    Each file is written atomically (:func:`fairarena.fsutil.atomic_write_bytes`: a dot-named temporary
+    beside it, then ``os.replace``) without an ``fsync`` (it cost 7 ms a file here, 8 s over a 600-debate
+    study): a killed process loses nothing the kernel already has, which is what resume after ``kill -9``
+    needs. After a power loss a record written just before may read back empty; :func:`_status_of` then
+    counts it as not finished and the next run redoes that debate."""
     key = record["key"]
-    _replace_into(transcript_path(root, key), transcript)
-    _replace_into(record_path(root, key), (json.dumps(record, default=_default) + "\n").encode())
-
-
-def _replace_into(path: Path, data: bytes) -> None:
-    """Write to a dot-named temporary beside ``path``, then ``os.replace`` it onto ``path`` (atomic).
-
-    No ``fsync`` per file (it cost 7 ms a file here, 8 s over a 600-debate study): a killed process loses
-    nothing the kernel already has, which is what resume after ``kill -9`` needs. After a power loss a
-    record written just before may read back empty; :func:`_status_of` then counts it as not finished
-    and the next run redoes that debate.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def _default(obj: Any) -> Any:
-    import numpy as np
-
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, np.ndarray):
-        return obj.tolist()
-    return str(obj)
+    atomic_write_bytes(transcript_path(root, key), transcript, durable=False)
+    atomic_write_bytes(record_path(root, key), (json.dumps(record, default=json_default) + "\n").encode(),
+                       durable=False)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -812,7 +772,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         rec.pop("config")
         rec.pop("seed")
         with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(rec, default=_default) + "\n")
+            fh.write(json.dumps(rec, default=json_default) + "\n")
     return summary
 
 
