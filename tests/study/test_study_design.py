@@ -152,3 +152,105 @@ def test_a_design_that_leaves_out_defaults_reads_back_as_itself(tmp_path):
     import json
     status = json.loads(r.stdout)
     assert status["ok"] == 1 and status.get("pending", 0) == 0, status
+
+
+# ------------------------------------------------------------------------------------------------
+# Strict types, the empty design and the size limit: refused in one line, exit 2, before any write
+# ------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, field", [
+    ('temperature = "0.5"', "study.temperature"),
+    ('baseline_control = "yes"', "study.baseline_control"),
+    ("baseline_control = 1", "study.baseline_control"),
+    ("cohorts = true", "study.cohorts"),
+    ('cohorts = "3"', "study.cohorts"),
+    ("cohorts = 2.0", "study.cohorts"),
+    ("rounds = true", "study.rounds"),
+    ('max_tokens = "900"', "study.max_tokens"),
+    ("max_repairs = false", "study.max_repairs"),
+    ("temperature = true", "study.temperature"),
+    ('first_cohort_seed = "0"', "study.first_cohort_seed"),
+    ("seeds = [0, true]", "study.seeds.1"),
+    ('seeds = ["1"]', "study.seeds.0"),
+])
+def test_text_and_booleans_are_not_numbers(tmp_path, line, field):
+    p = tmp_path / "s.toml"
+    p.write_text(f'base = "tiny"\n{line}\n')
+    with pytest.raises(InputError) as exc:
+        load_study(p)
+    assert exc.value.field == field
+    assert "expected" in exc.value.expected
+
+
+def test_integers_still_read_as_float_fields_with_the_same_digest(tmp_path):
+    p = tmp_path / "s.toml"
+    p.write_text('base = "paper"\ntemperature = 0\n')
+    cfg, _ = load_study(p)
+    assert cfg.temperature == 0.0 and isinstance(cfg.temperature, float)
+    assert cfg.digest() == preset("paper").digest()
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "[study]\n"])
+def test_an_empty_design_is_refused(tmp_path, text):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    with pytest.raises(InputError) as exc:
+        load_study(p)
+    assert exc.value.field == "study" and "an empty design" in exc.value.expected
+    assert "study init --preset" in exc.value.expected
+
+
+@pytest.mark.parametrize("line, field", [
+    ("cohorts = 1000000000", "study.cohorts"),
+    ("samples = 1000", "study.samples"),
+    ('kind = "council"\nagent_a = ["aligned:utilitarian", "aligned:rawlsian"]\ncohorts = 100000\nrounds = 50',
+     "study.cohorts"),   # under the debate limit, over the model-call limit
+])
+def test_an_unbounded_design_is_refused_naming_its_largest_factor(tmp_path, line, field):
+    from fairarena.study.design import MAX_DEBATES, MAX_MODEL_CALLS
+
+    p = tmp_path / "s.toml"
+    p.write_text(f'base = "paper"\n{line}\n')
+    with pytest.raises(InputError) as exc:
+        load_study(p)
+    assert exc.value.field == field
+    assert f"{MAX_DEBATES:,}" in exc.value.expected or f"{MAX_MODEL_CALLS:,}" in exc.value.expected
+
+
+def test_the_limits_are_generous_for_every_preset():
+    from fairarena.study.design import MAX_DEBATES, MAX_MODEL_CALLS, estimate_size
+
+    for name in presets():
+        cfg = preset(name)
+        debates, calls = estimate_size(cfg)
+        assert debates == len(expand(cfg))                # the estimate is the expansion's size (no repeats)
+        assert debates * 100 <= MAX_DEBATES and calls * 100 <= MAX_MODEL_CALLS, name
+    assert estimate_size(preset("paper")) == (600, 600 * 2 * 5)
+
+
+def test_keys_and_digests_of_the_presets_are_pinned():
+    """Strict types and size limits change no valid design: every preset's digest and task keys as before."""
+    import hashlib
+
+    pinned = {"paper": ("4cf15bffdd45", "5fe0cec76318f0a3"), "tiny": ("8ef83ff47c00", "b8e3b50c6bf0a6dd"),
+              "council": ("e435b8982c75", "93e8048ef39a059a"), "tourism-small": ("b00b92568c67", "c1dba5df5160fc6c")}
+    for name, (digest, keys) in pinned.items():
+        cfg = preset(name)
+        assert cfg.digest()[:12] == digest, name
+        assert hashlib.sha256("".join(t.key for t in expand(cfg)).encode()).hexdigest()[:16] == keys, name
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('cohorts = true\n', "study.cohorts"),
+    ('', "an empty design"),
+    ('cohorts = 1000000000\n', "study.cohorts = 1000000000"),
+])
+def test_cli_refuses_in_one_line_before_any_write(tmp_path, text, needle):
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "study", "run", str(p), "--out", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    err = r.stderr.strip()
+    assert r.returncode == 2 and needle in err and len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert not out.exists()

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
 
 from fairarena.errors import InputError
 
@@ -37,6 +37,12 @@ STUDY_DOMAINS = {"triage": "sampled triage cohorts (capacity variants)",
                  "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only"}
 LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k", "samples", "replicas")
 """Fields added after the first studies: left out of the digest at their defaults (earlier digests hold)."""
+MAX_DEBATES = 200_000
+"""The most debates a design may expand to (the paper preset has 600, the council preset 50): checked from
+the design's factors before anything is expanded, sampled or written."""
+MAX_MODEL_CALLS = 10_000_000
+"""The most model calls a design may ask for, estimated as debates x members x (rounds + 2) (each member's
+turns, its final and the closing; repairs not counted; the paper preset: 6,000)."""
 RUNNER_FIELDS = ("concurrency", "default_concurrency", "replicas", "samples")
 """Fields that change no debate (how fast it runs, or how many repeats exist): a folder whose design
 differs from the file only in these adopts the file without ``--force``; every existing debate keeps its key."""
@@ -117,25 +123,25 @@ class StudyConfig(BaseModel):
     kind: str = Field("duel", description="duel (Agent A against each opponent, the paper's design) | council "
                                           "(every member in one debate, compared with every mechanism)")
     domain: str = Field("triage", description="triage (sampled cohorts) | tourism (seeded destinations; council only)")
-    cohorts: int = Field(50, ge=1, description="number of sampled cohorts")
-    first_cohort_seed: int = Field(0, ge=0, description="cohort k (k = 0..cohorts-1) is sampled with seed first_cohort_seed + k")
+    cohorts: int = Field(50, ge=1, strict=True, description="number of sampled cohorts")
+    first_cohort_seed: int = Field(0, ge=0, strict=True, description="cohort k (k = 0..cohorts-1) is sampled with seed first_cohort_seed + k")
     capacity: list[str] = Field(["standard"], min_length=1, description="capacity variants (tight, standard, high)")
     agent_a: list[str] = Field(default_factory=lambda: [f"aligned:{f}" for f in framework_names()], min_length=1,
                                description="Agent A's profiles: aligned:<framework>, baseline, adversarial, adversarial-rag")
     opponents: list[str] = Field(["baseline", "adversarial"], min_length=1,
                                  description="Agent B's profiles (the paper's B = baseline, C = adversarial)")
     baseline_control: Optional[bool] = Field(
-        None, description="add one baseline-vs-baseline debate per cohort, seed and closing (the null of every "
+        None, strict=True, description="add one baseline-vs-baseline debate per cohort, seed and closing (the null of every "
                           "effect; default: true when a language model plays a duel, false with scripted models)")
     model_a: str = Field("scripted:negotiator", description="model spec of Agent A (scripted, openai:MODEL@URL, llamacpp:...)")
     model_b: str = Field("scripted:negotiator", description="model spec of the opponent")
-    rounds: int = Field(3, ge=1, le=50, description="debate rounds before the finals")
+    rounds: int = Field(3, ge=1, le=50, strict=True, description="debate rounds before the finals")
     closing: list[str] = Field(["joint-draft"], min_length=1,
                                description="closing rules or mechanisms; each closes the same debate once")
-    seeds: list[int] = Field([0], min_length=1, description="debate seeds (replicates; the models' sampling seeds)")
-    temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_repairs: int = Field(2, ge=0, le=10, description="repair turns for an invalid proposal")
-    max_tokens: int = Field(900, ge=16, description="max completion tokens per model call")
+    seeds: list[StrictInt] = Field([0], min_length=1, description="debate seeds (replicates; the models' sampling seeds)")
+    temperature: float = Field(0.0, ge=0.0, le=2.0, strict=True)
+    max_repairs: int = Field(2, ge=0, le=10, strict=True, description="repair turns for an invalid proposal")
+    max_tokens: int = Field(900, ge=16, strict=True, description="max completion tokens per model call")
     rag: str = Field("auto", description="retrieval for retrieval profiles: auto | on | off")
     proposal_format: str = Field("allocation", description="how agents state proposals (registered formats only)")
     mechanisms: list[str] = Field(default_factory=list,
@@ -155,8 +161,8 @@ class StudyConfig(BaseModel):
                                     description="tourism: the stakeholder agents (tourists:<persona>, residents, "
                                                 "local-business, destination, or a stakeholder file)")
     decision: str = Field("flows", description="tourism: the decision negotiated, flows | lists")
-    pois: int = Field(40, ge=1, description="tourism: points of interest per generated destination")
-    k: int = Field(5, ge=1, description="tourism: list length (decision lists)")
+    pois: int = Field(40, ge=1, strict=True, description="tourism: points of interest per generated destination")
+    k: int = Field(5, ge=1, strict=True, description="tourism: list length (decision lists)")
 
     # -- defaults resolved from the whole design --------------------------------------------------
     @model_validator(mode="before")
@@ -297,6 +303,7 @@ class StudyConfig(BaseModel):
 
     @model_validator(mode="after")
     def _design(self) -> "StudyConfig":
+        check_size(self)
         if self.domain == "tourism":
             if self.kind != "council":
                 raise InputError("study.kind", self.kind, "council with domain 'tourism' (a tourism study puts every "
@@ -394,6 +401,47 @@ class StudyConfig(BaseModel):
         if url is None:
             return []
         return list(self.replicas.get(url, [url]))
+
+
+def size_factors(cfg: StudyConfig) -> dict[str, int]:
+    """The design's factors, each by the field it comes from (``agent_a`` x ``opponents`` of a duel counted
+    with its control as ``agent_a``), without expanding anything."""
+    council = cfg.kind == "council"
+    tourism = cfg.domain == "tourism"
+    pairs = len(cfg.agent_a) * len(cfg.opponents) + (1 if cfg.baseline_control else 0)
+    out = {"cohorts": cfg.cohorts, "capacity": 1 if tourism else len(cfg.capacity), "seeds": len(cfg.seeds),
+           "samples": cfg.samples, "closing": len(cfg.closing)}
+    if not council:
+        out["agent_a"] = pairs
+    return out
+
+
+def estimate_size(cfg: StudyConfig) -> tuple[int, int]:
+    """``(debates, model calls)`` of a design, from its factors (no expansion): the debates before any
+    repeated debate is merged, and debates x members x (rounds + 2) calls (repairs not counted)."""
+    debates = 1
+    for n in size_factors(cfg).values():
+        debates *= n
+    members = len(cfg.members) if cfg.kind == "council" else 2
+    return debates, debates * members * (cfg.rounds + 2)
+
+
+def check_size(cfg: StudyConfig) -> None:
+    """Refuse a design larger than :data:`MAX_DEBATES` debates or :data:`MAX_MODEL_CALLS` model calls,
+    naming its largest factor, before anything is expanded."""
+    debates, calls = estimate_size(cfg)
+    if debates <= MAX_DEBATES and calls <= MAX_MODEL_CALLS:
+        return
+    factors = size_factors(cfg)
+    field = max(factors, key=lambda f: factors[f])
+    value = getattr(cfg, field)
+    shown = " x ".join(f"{f} {n:,}" for f, n in factors.items() if n > 1) or "1"
+    if debates > MAX_DEBATES:
+        what = f"{debates:,} debates ({shown}); at most {MAX_DEBATES:,} in one study (docs/study.md)"
+    else:
+        what = (f"about {calls:,} model calls ({debates:,} debates x {calls // debates:,} calls); at most "
+                f"{MAX_MODEL_CALLS:,} in one study (docs/study.md)")
+    raise InputError(f"study.{field}", value, f"the design has {what}")
 
 
 def _plays_language_model(data: dict[str, Any]) -> bool:
@@ -503,11 +551,18 @@ def from_dict(data: dict[str, Any], where: str = "study.") -> StudyConfig:
             raise InputError(inner.field, inner.value, inner.expected) from None
         loc = ".".join(str(x) for x in err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        field = f"{where}{loc}" if loc else (where.rstrip(".") or "study")
         value = err.get("input")
+        if err["type"] in _TYPE_ERRORS:   # strict fields: text or a boolean is never read as a number
+            msg = _TYPE_ERRORS[err["type"]] + (' (write 0.5, not "0.5")' if isinstance(value, str)
+                                               and err["type"] != "bool_type" else "")
+        field = f"{where}{loc}" if loc else (where.rstrip(".") or "study")
         if isinstance(value, dict) and loc == "":
             value = "(the design)"
         raise InputError(field, value, msg) from None
+
+
+_TYPE_ERRORS = {"int_type": "expected an integer", "float_type": "expected a number",
+                "bool_type": "expected true or false", "int_from_float": "expected an integer"}
 
 
 def load_study(path: str | Path) -> tuple[StudyConfig, str]:
@@ -518,6 +573,9 @@ def load_study(path: str | Path) -> tuple[StudyConfig, str]:
     data, text = load_toml(path, "study", missing="an existing study TOML file", invalid="a valid UTF-8 TOML file")
     if isinstance(data.get("study"), dict):
         data = data["study"]
+    if not data:   # an empty file is not the paper's 600-debate study
+        raise InputError("study", str(path), 'an empty design: give at least one field (base = "paper" starts from '
+                                             "a preset) or use `fairarena study init --preset NAME`")
     base = data.pop("base", None)
     if base is not None:
         table = presets()
