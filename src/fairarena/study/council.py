@@ -123,8 +123,7 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
                          "note": f"no feasible joint decision ({res.status}: {res.error})"})
         rec = dict(status=res.status, error=res.error, members=list(run.council.agents), rows=rows, usage=res.usage,
                    debate={"rounds": len(res.rounds), "feasible": res.feasible,
-                           "final": {k: v.get("metrics") if isinstance(v, Mapping) else None
-                                     for k, v in (res.final or {}).items()}},
+                           "final": final_metrics(res)},
                    timing=dict(res.timing or {}))
         turns = res.turns
     if live:   # how the debate was served, as a duel's record says it (a scripted council has no server)
@@ -135,6 +134,15 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
             rec["serving"] = serve
     rec["timing"]["wall_s"] = round(time.perf_counter() - t0, 6)
     return rec
+
+
+def final_metrics(res: Any) -> dict[str, Any]:
+    """Each member's final metrics and the joint's, keyed as the debate's ``final`` and ``feasible`` are (``a``,
+    ``b`` and ``joint`` for two members, the members' names otherwise): the arena keeps them in ``metrics``,
+    not inside the finals (which hold the allocation, validity, violations, repairs and justification).
+    A member without a final (a failed debate) maps to None."""
+    metrics = res.metrics or {}
+    return {k: metrics.get(k) for k in (res.final or {})}
 
 
 def _transcript_turns(path: str | Path) -> list[dict[str, Any]]:
