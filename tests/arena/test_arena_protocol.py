@@ -204,6 +204,19 @@ def test_profiles_and_prompts(cohort):
         DebateConfig(rounds=0)
 
 
+def test_repair_hands_leftover_whole_units_by_largest_remainder():
+    """The documented rounding, pinned: 1.5 surgery slots (the mean of 1 and 2) with 2 slots free become
+    2; with one slot left, the larger remainder gets it."""
+    p = sample_cohort(0, "tight").to_problem()
+    s = p.resources.index("Surgery")
+    x = p.zeros()
+    x[-1, s] = 1.5
+    assert repair_to_feasible(p, x)[-1, s] == 2.0
+    x[0, s], x[-1, s] = 0.4, 1.3            # 0 + 1 whole units, one slot left: the first's .4 beats .3
+    y = repair_to_feasible(p, x)
+    assert (y[0, s], y[-1, s]) == (1.0, 1.0)
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.data())
 def test_repair_to_feasible_always_feasible(data):
@@ -212,6 +225,10 @@ def test_repair_to_feasible_always_feasible(data):
                                     max_size=p.n * p.n_resources))).reshape(p.n, p.n_resources)
     y = repair_to_feasible(p, x)
     assert check_feasibility(p, y) == []
-    assert np.all(y <= x + 1e-9)  # never gives more than was there
+    # never more than was there on a divisible resource; on an indivisible one the whole units left within
+    # capacity go by largest remainder, so an amount is never rounded past its ceiling (1.5 may become 2)
+    div = ~p.indivisible
+    assert np.all(y[:, div] <= x[:, div] + 1e-9)
+    assert np.all(y[:, p.indivisible] <= np.ceil(x[:, p.indivisible] - 1e-9) + 1e-9)
     if check_feasibility(p, x) == []:
         assert np.allclose(y, x)  # a feasible allocation is left alone
