@@ -103,16 +103,6 @@ def _owners() -> dict[str, str]:
     return out
 
 
-def _is_council(root: str | Path) -> bool:
-    """Is ``root`` a council study's folder? (Not a study folder: False; the analysis then refuses it with
-    :func:`check_finished`'s one line.)"""
-    from fairarena.study.store import read_study
-
-    if not (Path(root) / "study.json").is_file():
-        return False
-    return (read_study(root).get("design") or {}).get("kind") == "council"
-
-
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                   n_resamples: int | None = None, bias: bool | None = None) -> Any:
     """The paired statistics of every opponent x framework x metric cell, the emergence measures and
@@ -120,10 +110,18 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
     ``bias``: compute the nearest-framework table, by default only when a debate used a language model,
     :func:`fairarena.study.noise.study_extras`); of a council study, its
     :class:`fairarena.study.council.CouncilAnalysis`."""
-    if _is_council(root):
-        from fairarena.study.council_analysis import analyse_council
+    from fairarena.study.kinds import kind_of_folder
 
-        return analyse_council(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
+    kind = kind_of_folder(root)
+    kw: dict[str, Any] = dict(test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
+    if kind.name == "duel":   # the duel's own option (a council's analysis has no transcript analyses)
+        kw["bias"] = bias
+    return kind.analyse(root, **kw)
+
+
+def analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
+                 n_resamples: int | None = None, bias: bool | None = None) -> StudyAnalysis:
+    """A duel study's :class:`StudyAnalysis` (:func:`analyse_study`)."""
     from fairarena.study.mechanisms import allocation_directions
     from fairarena.study.store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
@@ -159,10 +157,13 @@ def study_tables(an: Any) -> dict[str, Any]:
     """The tables of an analysis: Tables 2 and 3 (and deliberation vs mechanisms, the figures against their
     nulls, repeated samples, copy rates, convergence, contestation, framework bias) of a duel study; the
     council table and debate vs rules of a council study."""
-    if not isinstance(an, StudyAnalysis):
-        from fairarena.study.council_analysis import council_tables
+    from fairarena.study.kinds import kind_of_analysis
 
-        return council_tables(an)
+    return kind_of_analysis(an).tables(an)
+
+
+def duel_tables(an: StudyAnalysis) -> dict[str, Any]:
+    """A duel study's tables (:func:`study_tables`)."""
     from fairarena.report import table2, table3
 
     out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
@@ -219,14 +220,20 @@ def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto",
     from fairarena.report import write_tables
 
     an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    from fairarena.study.kinds import kind_of_analysis
+
     paths = write_tables(study_tables(an), out)
-    if isinstance(an, StudyAnalysis):
-        paths.append(atomic_write_json(Path(out) / "emergence.json", an.emergence))
-        if an.extras is not None:
-            paths.append(atomic_write_json(Path(out) / "noise.json", an.extras))
-    else:
-        paths.append(atomic_write_json(Path(out) / "council.json", an.to_dict()))
+    for name, data in kind_of_analysis(an).files(an).items():
+        paths.append(atomic_write_json(Path(out) / name, data))
     return paths
+
+
+def duel_files(an: StudyAnalysis) -> dict[str, Any]:
+    """The JSON files written beside a duel study's tables: the emergence measures, the noise analyses."""
+    out: dict[str, Any] = {"emergence.json": an.emergence}
+    if an.extras is not None:
+        out["noise.json"] = an.extras
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ report
@@ -413,21 +420,25 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool) -> Any:
 
 def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                        details: int = DEBATE_DETAILS) -> Any:
-    """The report of a finished study (a :class:`fairarena.report.Report`)."""
-    if _is_council(root):
-        from fairarena.study.council_analysis import build_council_report
+    """The report of a finished study (a :class:`fairarena.report.Report`), by its kind's ``report``."""
+    from fairarena.study.kinds import kind_of_folder
 
-        return build_council_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
+    return kind_of_folder(root).report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
+
+
+def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
+                      details: int = DEBATE_DETAILS) -> Any:
+    """A duel study's report (:func:`build_study_report`)."""
     from fairarena.study.noise import extras_sections, noise_summary
     from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   means_figure)
 
     root = Path(root)
-    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    an = analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial)
     meta = read_study(root)
     toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
-    tables = study_tables(an)
+    tables = duel_tables(an)
     st, em = an.stats, an.emergence
     focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics]
     recs = _selected(root, None, None, None)
@@ -469,5 +480,6 @@ def write_study_report(root: str | Path, out: str | Path, **kw: Any) -> Path:
     return write_html(build_study_report(root, **kw), out)
 
 
-__all__ = ["DEBATE_DETAILS", "StudyAnalysis", "analyse_study", "build_study_report", "check_finished",
+__all__ = ["DEBATE_DETAILS", "StudyAnalysis", "analyse_duel", "analyse_study", "build_duel_report",
+           "build_study_report", "duel_files", "duel_tables", "check_finished",
            "load_traces", "read_transcript", "study_tables", "trace_of", "write_study_report", "write_study_tables"]

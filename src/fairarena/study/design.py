@@ -28,11 +28,12 @@ from typing import Any, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
 
 from fairarena.errors import InputError
+from fairarena.study.kinds import KINDS as _KINDS, study_kind
 
 KEY_CHARS = 24  # hex characters of sha256 kept in a task key (96 bits)
 
-STUDY_KINDS = {"duel": "Agent A (each profile) against each opponent, the triage-debate paper's design",
-               "council": "every member in one debate per instance; the same instance decided by every mechanism"}
+STUDY_KINDS = {name: kind.description for name, kind in _KINDS.items()}
+"""The registered study kinds (:data:`fairarena.study.kinds.KINDS`) and what each does."""
 STUDY_DOMAINS = {"triage": "sampled triage cohorts (capacity variants)",
                  "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only"}
 LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k", "samples", "replicas")
@@ -765,11 +766,14 @@ def _seeds(cfg: StudyConfig) -> list[tuple[int, int]]:
 
 
 def expand(cfg: StudyConfig) -> list[Any]:
-    """Every debate of the study: :class:`DebateTask` of a duel study, in (cohort, capacity, seed, A,
-    opponent, closing) order, the control debates (when asked) after each cohort's block; a council
-    study's :class:`CouncilTask` (:func:`expand_council`)."""
-    if cfg.kind == "council":
-        return expand_council(cfg)
+    """Every debate of the study, by its kind's ``expand`` (:mod:`fairarena.study.kinds`): a duel study's
+    :class:`DebateTask` (:func:`expand_duel`), a council study's :class:`CouncilTask` (:func:`expand_council`)."""
+    return study_kind(cfg.kind).expand(cfg)
+
+
+def expand_duel(cfg: StudyConfig) -> list[DebateTask]:
+    """Every debate of a duel study, in (cohort, capacity, seed, A, opponent, closing) order, the control
+    debates (when asked) after each cohort's block."""
     pv = prompt_version()
     out: list[DebateTask] = []
     configs: dict[tuple[str, int], dict[str, Any]] = {}   # the DebateConfig depends on (closing, seed) only

@@ -452,19 +452,16 @@ def execute_task(task: Any, opts: RunOptions) -> tuple[dict[str, Any], bytes]:
     bytes. Never raises for a task that fails (model errors after the wrappers' retries, or any
     exception): the record says ``failed``."""
     t0 = time.perf_counter()
-    council = getattr(task, "kind", "duel") == "council"
+    from fairarena.study.kinds import kind_of_task
+
+    kind = kind_of_task(task)
     fd, tmp = tempfile.mkstemp(prefix=f".{task.key}.", suffix=".jsonl.tmp")
     os.close(fd)
     record: dict[str, Any] = {"key": task.key, "task": task.to_dict()}
     try:
-        if council:
-            from fairarena.study.council import execute_council
-
-            record.update(execute_council(task, opts, lambda spec: shared_model(spec, opts), tmp))
-        else:
-            record.update(_execute_duel(task, opts, tmp))
+        record.update(kind.execute(task, opts, lambda spec: shared_model(spec, opts), tmp))
     except Exception as exc:  # a bug or a bad environment in one debate must not stop the study
-        empty = dict(rows=[]) if council else dict(rounds=[], final={}, feasible={}, metrics={})
+        empty = kind.failed_fields()
         record.update(status="failed", error=f"{type(exc).__name__}: {exc}",
                       traceback=traceback.format_exc(limit=8), usage={}, **empty,
                       timing={"wall_s": round(time.perf_counter() - t0, 6)})

@@ -1,0 +1,191 @@
+"""The registry of study kinds: what each kind of study does, in one place.
+
+A study's ``kind`` (a design field) names one entry of :data:`KINDS`. Each entry gives the four steps of a
+study, each a ``"module:function"`` resolved on first use (reading a design imports no runner, statistics
+or report code):
+
+- ``expand(cfg) -> tasks``: every debate of the design, keyed (:mod:`fairarena.study.design`);
+- ``execute(task, opts, model_for, transcript) -> dict``: one task run into its transcript, the record's
+  outcome fields; ``failed``: the outcome fields of a task that raised (its record's empty shape);
+- ``preflight(cfg, tasks)``: build the first task's agents before any work or write;
+- ``mechanisms(cfg) -> list``: the rules the runner applies to each task (post-processing);
+- ``analyse(root, **options) -> analysis``, ``tables(analysis) -> {name: Table}``, ``files(analysis) ->
+  {file name: data}`` (the JSON written beside the tables), ``report(root, **options) -> Report``: the
+  finished study's statistics, tables and report.
+
+The generic layers (:func:`fairarena.study.design.expand`, :mod:`fairarena.study.analysis`, the store) ask
+the registry for the design's kind instead of testing the kind themselves. A new kind is one entry here.
+
+>>> sorted(KINDS)
+['council', 'duel']
+>>> study_kind("duel").description.startswith("Agent A")
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from fairarena.errors import InputError
+
+
+def _resolve(ref: str) -> Callable[..., Any]:
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class StudyKind:
+    """One kind of study: its description and its steps (``"module:function"`` references)."""
+
+    name: str
+    description: str
+    expand_ref: str
+    execute_ref: str
+    preflight_ref: str
+    mechanisms_ref: str
+    analyse_ref: str
+    tables_ref: str
+    report_ref: str
+    files_ref: str
+    analysis_type_ref: str
+    failed: Mapping[str, Any] = field(default_factory=dict)
+    """The outcome fields of a record whose task raised (the kind's record shape, empty)."""
+
+    def expand(self, cfg: Any) -> list[Any]:
+        return _resolve(self.expand_ref)(cfg)
+
+    def execute(self, task: Any, opts: Any, model_for: Callable[[str], Any], transcript: str | Path) -> dict[str, Any]:
+        return _resolve(self.execute_ref)(task, opts, model_for, transcript)
+
+    def failed_fields(self) -> dict[str, Any]:
+        """A fresh copy of :attr:`failed` (its lists and dicts are the record's own)."""
+        return {k: type(v)() if isinstance(v, (list, dict)) else v for k, v in self.failed.items()}
+
+    def preflight(self, cfg: Any, tasks: Any) -> None:
+        _resolve(self.preflight_ref)(cfg, tasks)
+
+    def mechanisms(self, cfg: Any) -> list[str]:
+        return list(_resolve(self.mechanisms_ref)(cfg))
+
+    def analyse(self, root: str | Path, **kw: Any) -> Any:
+        return _resolve(self.analyse_ref)(root, **kw)
+
+    def tables(self, analysis: Any) -> dict[str, Any]:
+        return _resolve(self.tables_ref)(analysis)
+
+    def report(self, root: str | Path, **kw: Any) -> Any:
+        return _resolve(self.report_ref)(root, **kw)
+
+    def files(self, analysis: Any) -> dict[str, Any]:
+        """The JSON files written beside the tables (``study tables``): ``{file name: data}``."""
+        return dict(_resolve(self.files_ref)(analysis))
+
+    def owns(self, analysis: Any) -> bool:
+        """Is ``analysis`` this kind's analysis (its ``analyse``'s type)?"""
+        return isinstance(analysis, _resolve(self.analysis_type_ref))
+
+
+KINDS: dict[str, StudyKind] = {
+    "duel": StudyKind(
+        "duel", "Agent A (each profile) against each opponent, the triage-debate paper's design",
+        expand_ref="fairarena.study.design:expand_duel",
+        execute_ref="fairarena.study.kinds:_execute_duel",
+        preflight_ref="fairarena.study.kinds:_preflight_duel",
+        mechanisms_ref="fairarena.study.kinds:_duel_mechanisms",
+        analyse_ref="fairarena.study.analysis:analyse_duel",
+        tables_ref="fairarena.study.analysis:duel_tables",
+        report_ref="fairarena.study.analysis:build_duel_report",
+        files_ref="fairarena.study.analysis:duel_files",
+        analysis_type_ref="fairarena.study.analysis:StudyAnalysis",
+        failed={"rounds": [], "final": {}, "feasible": {}, "metrics": {}}),
+    "council": StudyKind(
+        "council", "every member in one debate per instance; the same instance decided by every mechanism",
+        expand_ref="fairarena.study.design:expand_council",
+        execute_ref="fairarena.study.council:execute_council",
+        preflight_ref="fairarena.study.council:preflight",
+        mechanisms_ref="fairarena.study.kinds:_council_mechanisms",
+        analyse_ref="fairarena.study.council_analysis:analyse_council",
+        tables_ref="fairarena.study.council_analysis:council_tables",
+        report_ref="fairarena.study.council_analysis:build_council_report",
+        files_ref="fairarena.study.kinds:_council_files",
+        analysis_type_ref="fairarena.study.council_analysis:CouncilAnalysis",
+        failed={"rows": []}),
+}
+"""Every study kind by name, in the order ``study init`` and the docs list them."""
+
+
+def study_kind(name: str) -> StudyKind:
+    """The registered kind ``name`` (InputError naming ``study.kind`` otherwise)."""
+    try:
+        return KINDS[name]
+    except KeyError:
+        raise InputError("study.kind", name, f"one of {', '.join(KINDS)}") from None
+
+
+def kind_of_task(task: Any) -> StudyKind:
+    """The kind of one task (a :class:`~fairarena.study.design.CouncilTask` says ``kind``; a duel's
+    :class:`~fairarena.study.design.DebateTask` has no such field)."""
+    return study_kind(getattr(task, "kind", "duel"))
+
+
+def kind_of_folder(root: str | Path) -> StudyKind:
+    """The kind of the study in folder ``root`` (its recorded design). Not a study folder: the duel kind,
+    whose analysis refuses the folder with its one-line message."""
+    from fairarena.study.store import read_study
+
+    if not (Path(root) / "study.json").is_file():
+        return KINDS["duel"]
+    design = read_study(root).get("design") or {}
+    return study_kind(design.get("kind", "duel") if isinstance(design, Mapping) else "duel")
+
+
+def kind_of_analysis(analysis: Any) -> StudyKind:
+    """The kind whose ``analyse`` gave ``analysis``."""
+    for kind in KINDS.values():
+        if kind.owns(analysis):
+            return kind
+    raise TypeError(f"not a study analysis: {type(analysis).__name__}")
+
+
+# ------------------------------------------------------------------------------------------------
+# The duel's run steps (the store's functions; the council's live in fairarena.study.council)
+# ------------------------------------------------------------------------------------------------
+
+def _execute_duel(task: Any, opts: Any, model_for: Callable[[str], Any], transcript: str | Path) -> dict[str, Any]:
+    from fairarena.study.store import _execute_duel as run
+
+    return run(task, opts, str(transcript))
+
+
+def _preflight_duel(cfg: Any, tasks: Any) -> None:
+    if not tasks:
+        return
+    from fairarena.arena import build_agent
+    from fairarena.study.design import cohort_of
+
+    t = tasks[0]
+    cohort = cohort_of(t.cohort_seed, t.capacity)
+    for name, prof, spec in (("A", t.agent_a, t.model_a), ("B", t.agent_b, t.model_b)):
+        # a language model is not built here (a GGUF load, a client); the scripted stand-in checks the
+        # profile and the retrieval set-up the same way
+        build_agent(name, prof, spec if spec.startswith("scripted") else "scripted", cohort, rag=t.rag)
+
+
+def _duel_mechanisms(cfg: Any) -> list[str]:
+    return list(cfg.mechanisms)
+
+
+def _council_mechanisms(cfg: Any) -> list[str]:
+    return list(cfg.council_rules())
+
+
+def _council_files(an: Any) -> dict[str, Any]:
+    return {"council.json": an.to_dict()}
+
+
+__all__ = ["KINDS", "StudyKind", "kind_of_analysis", "kind_of_folder", "kind_of_task", "study_kind"]
