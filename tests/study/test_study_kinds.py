@@ -91,3 +91,90 @@ def test_a_council_studys_analysis_tables_files_and_report_come_from_its_kind(co
     assert build_study_report(root).title == build_council_report(root).title
     paths = write_study_tables(root, tmp_path / "tables")
     assert (tmp_path / "tables" / "council.json") in paths and not (tmp_path / "tables" / "emergence.json").exists()
+
+
+# ------------------------------------------------------------------------------------------------
+# A council on a problem file (domain = "file")
+# ------------------------------------------------------------------------------------------------
+
+SEATS_RULES = ["utilitarian", "borda", "pf-lottery"]
+
+
+def _seats_design(**kw):
+    from fairarena.problems.domain import example_path
+    from fairarena.study.design import from_dict
+
+    return from_dict(dict(name="seats", kind="council", domain="file", problem=str(example_path("school-seats")),
+                          cohorts=1, rounds=1, closing=["joint-draft", "mean-repair"], model_a="scripted",
+                          mechanisms=SEATS_RULES, **kw))
+
+
+def test_a_problem_file_council_runs_each_closing_and_records_the_files_metrics():
+    from fairarena.problems.domain import SEATS
+    from fairarena.problems.run import council
+    from fairarena.study.design import expand
+    from fairarena.study.store import RunOptions, execute_task
+
+    cfg = _seats_design()
+    assert cfg.members == ["merit", "equity", "districts"]           # the file's stakeholders
+    tasks = expand(cfg)
+    assert [t.closing for t in tasks] == ["joint-draft", "mean-repair"] and len({t.key for t in tasks}) == 2
+    lib = council(SEATS, SEATS.sample(0), SEATS_RULES, seed=0)       # the problems package's council, directly
+    metrics = set(SEATS.sample(0).metrics)
+    for t in tasks:
+        rec, transcript = execute_task(t, RunOptions(mechanisms=tuple(SEATS_RULES)))
+        assert rec["status"] == "ok", rec.get("error")
+        assert transcript and rec["task"]["problem"] == cfg.problem
+        rows = {r["rule"]: r for r in rec["rows"]}
+        assert list(rows) == [*SEATS_RULES, "debate"]
+        for lib_row in lib["rows"]:
+            assert rows[lib_row["rule"]]["metrics"] == pytest.approx(lib_row["metrics"], abs=1e-12)
+            assert rows[lib_row["rule"]]["utilities"] == pytest.approx(lib_row["utilities"], abs=1e-12)
+        joint = rows["debate"]
+        assert set(joint["metrics"]) == metrics and joint["feasible"]
+        assert set(joint["utilities"]) == set(cfg.members)
+        assert joint["min_utility"] == pytest.approx(min(joint["utilities"].values()))
+        # the debate's finals: each member's and the joint's metrics of the file
+        assert list(rec["debate"]["final"]) == [*cfg.members, "joint"]
+        assert rec["debate"]["final"]["joint"] == pytest.approx(joint["metrics"])
+
+
+def test_a_problem_file_is_in_the_task_keys_and_other_digests_stay(tmp_path):
+    from fairarena.problems.domain import example_path
+    from fairarena.study.design import expand, preset
+
+    keys = [t.key for t in expand(_seats_design())]
+    edited = tmp_path / "seats.toml"                                  # same problem elsewhere: same keys
+    edited.write_text(example_path("school-seats").read_text())
+    from fairarena.study.design import from_dict
+
+    moved = from_dict({**_seats_design().model_dump(), "problem": str(edited)})
+    assert [t.key for t in expand(moved)] == keys
+    text = edited.read_text()
+    edited.write_text(text.replace("capacity = 4", "capacity = 3", 1))
+    assert "capacity = 4" in text
+    from fairarena.study.design import file_problem
+
+    file_problem.cache_clear()
+    changed = from_dict({**_seats_design().model_dump(), "problem": str(edited)})
+    assert not set(t.key for t in expand(changed)) & set(keys)       # a changed problem: new debates
+    assert preset("paper").digest().startswith("4cf15bffdd45")       # designs without a problem: as before
+    assert "problem" not in expand(preset("council-small"))[0].to_dict()
+
+
+@pytest.mark.parametrize("change, field", [
+    (dict(problem=""), "study.problem"),
+    (dict(cohorts=2), "study.cohorts"),
+    (dict(kind="duel"), "study.kind"),
+    (dict(stakeholders=["merit", "nobody"]), "study.stakeholders[1]"),
+    (dict(mechanisms=["nash-bargaining"]), "study.mechanisms[0]"),
+])
+def test_a_bad_problem_file_design_names_the_field(change, field):
+    from fairarena.errors import InputError
+
+    with pytest.raises(InputError) as exc:
+        data = {**_seats_design().model_dump(), **change}
+        from fairarena.study.design import from_dict
+
+        from_dict(data)
+    assert exc.value.field == field

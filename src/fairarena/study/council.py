@@ -38,6 +38,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 DEBATE = "debate"
 
 
@@ -68,6 +70,8 @@ def rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, A
     """The rows of ``rules`` on a council task's instance (``task``: the task's dict), in that order."""
     if not rules:
         return []
+    if task["domain"] == "file":
+        return _file_rule_rows(str(task["problem"]), list(task["members"]), list(rules), int(task["seed"]))
     if task["domain"] == "tourism":
         from fairarena.tourism.study import rule_rows as tourism_rows
 
@@ -93,7 +97,10 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
     rules = list(opts.mechanisms)
     live = not task.model.startswith("scripted")
     models = {task.model: model_for(task.model)} if live else {}
-    if task.domain == "tourism":
+    if task.domain == "file":
+        rec = _execute_file(task, rules, opts, models, transcript)
+        turns = _transcript_turns(transcript) if live else []
+    elif task.domain == "tourism":
         from fairarena.tourism.study import council_task
 
         out = council_task(destination_seed=task.cohort_seed, pois=int(task.pois), stakeholders=list(task.members),
@@ -134,6 +141,93 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
             rec["serving"] = serve
     rec["timing"]["wall_s"] = round(time.perf_counter() - t0, 6)
     return rec
+
+
+def _utility_rows(domain: Any, instance: Any, members: Sequence[str]) -> tuple[Any, Any]:
+    """The council profile of the members (their optima as candidates) and, per member, the (lowest,
+    highest) value over the candidates: the range a decision's utilities are normalised on."""
+    from fairarena.problems.run import council_profile
+
+    prof = council_profile(domain, instance, list(members))
+    ps = {p.name: p for p in domain.participants(instance)}
+    span = {m: [domain.value(instance, ps[m], x) for x in prof.X] for m in members}
+    return prof, {m: (min(v), max(v)) for m, v in span.items()}
+
+
+def _row_summary(utilities: Mapping[str, float]) -> dict[str, Any]:
+    from fairarena.inequality import gini
+
+    worst = min(utilities, key=lambda a: utilities[a])
+    return {"worst_off": worst, "min_utility": float(utilities[worst]),
+            "gini_utilities": float(gini(np.array(list(utilities.values()), dtype=float)))}
+
+
+def _file_rule_rows(problem: str, members: Sequence[str], rules: Sequence[str], seed: int) -> list[dict[str, Any]]:
+    """The rows of ``rules`` on a problem file (``fairarena.problems.run.council``: the members' optima as
+    candidates, utilities normalised per member over them; a lottery scored by its expected metrics)."""
+    from fairarena.problems.run import council
+    from fairarena.study.design import file_problem
+
+    domain, instance = file_problem(problem)
+    if set(members) != {st.name for st in instance.stakeholders}:
+        instance = _restricted(instance, members)
+    doc = council(domain, instance, list(rules), seed=seed)
+    return [{"rule": r["rule"], "kind": "rule", "family": r["family"], "metrics": dict(r["metrics"]),
+             "utilities": dict(r["utilities"]), **_row_summary(r["utilities"]), "feasible": bool(r["valid"]),
+             "note": str(r.get("note") or "") + (" (a lottery: scored in expectation)" if r["lottery"] else "")}
+            for r in doc["rows"]]
+
+
+def _restricted(instance: Any, members: Sequence[str]) -> Any:
+    from dataclasses import replace as with_
+
+    return with_(instance, stakeholders=tuple(st for st in instance.stakeholders if st.name in members))
+
+
+def _execute_file(task: Any, rules: Sequence[str], opts: Any, models: Mapping[str, Any],
+                  transcript: str | Path) -> dict[str, Any]:
+    """A problem file's council: its members (aligned to the file's stakeholders) debate through the problems
+    package's debate (:func:`fairarena.problems.run.run_debate_on`), the transcript moved to ``transcript``;
+    the rows are every rule's (:func:`_file_rule_rows`) and the debate's joint, scored by the file's metrics,
+    its utilities normalised on the same per-member range as the rules'."""
+    import os
+    import shutil
+    import tempfile
+
+    from fairarena.allocation.problem import allocation_from_mapping
+    from fairarena.problems.run import prepare_debate, run_debate_on
+    from fairarena.study.design import file_problem
+
+    domain, instance = file_problem(str(task.problem))
+    plan = prepare_debate(domain, agents=[f"aligned:{m}" for m in task.members],
+                          models=[task.model] if task.model in models else [], rounds=task.rounds,
+                          closing=task.closing, max_repairs=task.max_repairs, seed=task.seed,
+                          temperature=task.temperature, max_tokens=task.max_tokens)
+    with tempfile.TemporaryDirectory(prefix=".council-", dir=os.path.dirname(os.path.abspath(transcript))) as tmp:
+        doc = run_debate_on(plan, out=tmp, cache=opts.cache, offline=opts.offline)
+        shutil.move(os.path.join(tmp, "transcript.jsonl"), str(transcript))
+    rows = _file_rule_rows(str(task.problem), task.members, rules, task.seed) if rules else []
+    finals = doc["problem_metrics"]["final"]
+    joint = finals.get("joint") or {}
+    mapping = (doc["final"].get("joint") or {}).get("allocation")
+    if doc["status"] == "ok" and joint.get("metrics") is not None and mapping:
+        _, span = _utility_rows(domain, instance, task.members)
+        ps = {p.name: p for p in domain.participants(instance)}
+        x = allocation_from_mapping(domain.problem(instance), mapping)
+        util = {m: (1.0 if hi - lo <= 1e-12 else (domain.value(instance, ps[m], x) - lo) / (hi - lo))
+                for m, (lo, hi) in span.items()}
+        rows.append({"rule": DEBATE, "kind": DEBATE, "family": "joint", "metrics": dict(joint["metrics"]),
+                     "utilities": util, **_row_summary(util), "feasible": not joint.get("violations"),
+                     "note": ""})
+    else:
+        rows.append({"rule": DEBATE, "kind": DEBATE, "family": "joint", "metrics": None, "utilities": None,
+                     "worst_off": None, "min_utility": None, "gini_utilities": None, "feasible": False,
+                     "note": f"no feasible joint decision ({doc['status']}: {doc['error']})"})
+    return dict(status=doc["status"], error=doc["error"], members=list(task.members), rows=rows,
+                usage=doc["usage"] or {},
+                debate={"rounds": len(doc["rounds"]), "feasible": doc["feasible"],
+                        "final": {k: v["metrics"] for k, v in finals.items()}},
+                timing=dict(doc["timing"] or {}))
 
 
 def final_metrics(res: Any) -> dict[str, Any]:

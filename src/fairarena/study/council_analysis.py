@@ -26,6 +26,11 @@ SUMMARY_METRICS = {"min_utility": "higher", "gini_utilities": "lower"}
 
 def directions(cfg: Any) -> dict[str, str]:
     """The domain's metrics -> "higher" | "lower" (is better)."""
+    if cfg.domain == "file":   # the problem file's metrics (the domain protocol's max/min)
+        from fairarena.study.design import file_problem
+
+        dom, _ = file_problem(cfg.problem)
+        return {m.key: ("higher" if m.direction == "max" else "lower") for m in dom.metrics()}
     if cfg.domain == "tourism":
         from fairarena.tourism.study import metric_directions
 
@@ -88,7 +93,8 @@ def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False,
     cfg, _ = study_tasks(root)
     rules = cfg.council_rules()
     dirs = directions(cfg)
-    first = (cfg.decision if cfg.domain == "tourism" else cfg.capacity[0], cfg.seeds[0], cfg.closing[0])
+    variant = cfg.decision if cfg.domain == "tourism" else "problem" if cfg.domain == "file" else cfg.capacity[0]
+    first = (variant, cfg.seeds[0], cfg.closing[0])
     recs = [r for r in load_results(root) if r["status"] == "ok"
             and (r["task"]["capacity"], r["task"]["seed"], r["task"]["closing"]) == first]
     members: list[str] = []

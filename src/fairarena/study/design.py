@@ -35,8 +35,9 @@ KEY_CHARS = 24  # hex characters of sha256 kept in a task key (96 bits)
 STUDY_KINDS = {name: kind.description for name, kind in _KINDS.items()}
 """The registered study kinds (:data:`fairarena.study.kinds.KINDS`) and what each does."""
 STUDY_DOMAINS = {"triage": "sampled triage cohorts (capacity variants)",
-                 "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only"}
-LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k", "samples", "replicas")
+                 "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only",
+                 "file": "a problem declared in a file (problem = PATH; docs/domains.md); council studies only"}
+LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k", "samples", "replicas", "problem")
 """Fields added after the first studies: left out of the digest at their defaults (earlier digests hold)."""
 MAX_DEBATES = 200_000
 """The most debates a design may expand to (the paper preset has 600, the council preset 50): checked from
@@ -164,6 +165,8 @@ class StudyConfig(BaseModel):
     decision: str = Field("flows", description="tourism: the decision negotiated, flows | lists")
     pois: int = Field(40, ge=1, strict=True, description="tourism: points of interest per generated destination")
     k: int = Field(5, ge=1, strict=True, description="tourism: list length (decision lists)")
+    problem: str = Field("", description="file: the problem file (TOML or JSON) a council decides; its digest "
+                                         "is in every task key")
 
     # -- defaults resolved from the whole design --------------------------------------------------
     @model_validator(mode="before")
@@ -315,6 +318,8 @@ class StudyConfig(BaseModel):
                 check_design(stakeholders=self.stakeholders, decision=self.decision, rules=self.mechanisms,
                              closing=closing, k=self.k, pois=self.pois,   # scripted: the domain's own loop
                              model="scripted" if self.model_a.startswith("scripted") else self.model_a)
+        elif self.domain == "file":
+            _check_file_design(self)
         elif self.stakeholders:
             raise InputError("study.stakeholders", self.stakeholders, "empty with domain 'triage' (a triage "
                              "council's members are agent_a)")
@@ -342,7 +347,10 @@ class StudyConfig(BaseModel):
 
     @property
     def members(self) -> list[str]:
-        """A council's members: ``stakeholders`` (tourism) or ``agent_a`` (triage)."""
+        """A council's members: ``stakeholders`` (tourism; a problem file's, default every stakeholder of the
+        file) or ``agent_a`` (triage)."""
+        if self.domain == "file":
+            return list(self.stakeholders) or [st.name for st in file_problem(self.problem)[1].stakeholders]
         return list(self.stakeholders) if self.domain == "tourism" else list(self.agent_a)
 
     def council_rules(self) -> list[str]:
@@ -353,6 +361,8 @@ class StudyConfig(BaseModel):
             from fairarena.tourism.decisions import rule_names
 
             return list(rule_names(self.decision))
+        if self.domain == "file":
+            return candidate_rule_names()
         return mechanism_names()
 
     @property
@@ -443,6 +453,52 @@ def check_size(cfg: StudyConfig) -> None:
         what = (f"about {calls:,} model calls ({debates:,} debates x {calls // debates:,} calls); at most "
                 f"{MAX_MODEL_CALLS:,} in one study (docs/study.md)")
     raise InputError(f"study.{field}", value, f"the design has {what}")
+
+
+def candidate_rule_names() -> list[str]:
+    """The candidate-set aggregation rules (the rules a problem file's council is compared with)."""
+    from fairarena.aggregation.rules import RULES
+
+    return [n for n in RULES if RULES.entry(n).kind == "candidates"]
+
+
+@functools.lru_cache(maxsize=8)
+def file_problem(path: str) -> tuple[Any, Any]:
+    """``(domain, problem)`` of a problem file: the registered ``file`` domain (``fairarena.domains``) bound to
+    the file, validated completely (InputError naming ``study.problem``)."""
+    from dataclasses import replace as bind
+
+    from fairarena.domains.registry import DOMAINS
+
+    base = DOMAINS.get("file")
+    try:
+        instance = base.load(path)
+    except InputError as exc:
+        raise InputError("study.problem", path, f"a valid problem file ({exc})") from None
+    return bind(base, declared=instance, source=str(path)), instance
+
+
+def _check_file_design(cfg: StudyConfig) -> None:
+    """A problem-file study: a council on the file's one problem (cohorts = 1), a readable problem file, members
+    among its stakeholders (two at least), candidate-set rules only."""
+    if cfg.kind != "council":
+        raise InputError("study.kind", cfg.kind, "council with domain 'file' (every stakeholder in one debate)")
+    if not cfg.problem:
+        raise InputError("study.problem", cfg.problem, "the path of a problem file with domain 'file'")
+    if cfg.cohorts != 1:
+        raise InputError("study.cohorts", cfg.cohorts, "1 with domain 'file' (a file declares one problem; "
+                                                       "replicate with seeds or samples)")
+    _, instance = file_problem(cfg.problem)
+    names = [st.name for st in instance.stakeholders]
+    for j, m in enumerate(cfg.stakeholders):
+        if m not in names:
+            raise InputError(f"study.stakeholders[{j}]", m, f"a stakeholder of the problem file ({', '.join(names)})")
+    if len(cfg.members) < 2:
+        raise InputError("study.stakeholders", cfg.stakeholders, "at least two members in a council")
+    ok = candidate_rule_names()
+    for j, r in enumerate(cfg.mechanisms):
+        if r not in ok:
+            raise InputError(f"study.mechanisms[{j}]", r, f"a candidate-set rule with domain 'file' ({', '.join(ok)})")
 
 
 def _plays_language_model(data: dict[str, Any]) -> bool:
@@ -708,10 +764,13 @@ class CouncilTask:
     k: int | None = None      # tourism only
     kind: str = "council"
     sample: int = 0           # repeat number (0..samples-1); ``seed`` is that repeat's own seed
+    problem: str | None = None   # a problem file's path (domain file only; absent from other tasks' dicts)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["members"] = list(self.members)
+        if self.problem is None:
+            del d["problem"]
         return d
 
     def debate_config(self) -> Any:
@@ -721,9 +780,14 @@ class CouncilTask:
                             temperature=self.temperature, max_tokens=self.max_tokens)
 
 
-def instance_digest(domain: str, seed: int, variant: str, pois: int | None = None) -> str:
-    """Hash of a study instance's full data: a triage cohort (seed, capacity variant) or a tourism
-    destination (seed, number of POIs)."""
+def instance_digest(domain: str, seed: int, variant: str, pois: int | None = None, problem: str | None = None) -> str:
+    """Hash of a study instance's full data: a triage cohort (seed, capacity variant), a tourism
+    destination (seed, number of POIs) or a problem file's problem (its canonical JSON, whatever the path)."""
+    if domain == "file":
+        from fairarena.domains.protocol import instance_digest as digest_of
+
+        dom, inst = file_problem(str(problem))
+        return digest_of(dom, inst)
     if domain == "tourism":
         from fairarena.tourism.study import instance_digest as destination_digest
 
@@ -738,17 +802,18 @@ def expand_council(cfg: StudyConfig) -> list[CouncilTask]:
     pv = prompt_version()
     out: list[CouncilTask] = []
     tourism = cfg.domain == "tourism"
-    variants = [cfg.decision] if tourism else cfg.capacity
+    on_file = cfg.domain == "file"
+    variants = [cfg.decision] if tourism else ["problem"] if on_file else cfg.capacity
     members = tuple(cfg.members)
     for k, cs in enumerate(cfg.cohort_seeds):
         for var in variants:
-            digest = instance_digest(cfg.domain, cs, var, cfg.pois if tourism else None)
+            digest = instance_digest(cfg.domain, cs, var, cfg.pois if tourism else None, cfg.problem or None)
             for seed, sample in _seeds(cfg):
                 for closing in cfg.closing:
                     t = CouncilTask(len(out), "", k, cs, var, cfg.domain, members, cfg.model_a, cfg.rounds, closing,
                                     seed, cfg.temperature, cfg.max_repairs, cfg.max_tokens, cfg.rag,
                                     cfg.pois if tourism else None, cfg.k if tourism and var == "lists" else None,
-                                    sample=sample)
+                                    sample=sample, problem=cfg.problem if on_file else None)
                     conf = ({"rounds": cfg.rounds, "closing": closing, "seed": seed, "decision": var, "k": t.k,
                              "temperature": cfg.temperature, "max_repairs": cfg.max_repairs,
                              "max_tokens": cfg.max_tokens} if tourism else asdict(t.debate_config()))
