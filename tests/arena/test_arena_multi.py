@@ -420,3 +420,20 @@ def test_a_repair_prompt_stays_within_the_context_window(cohort):
     repair = seen[1]
     assert count_tokens(a.model, repair) <= 1900 - 300
     assert "no allocation found" in repair[-1]["content"]  # the violation is still quoted
+
+
+def test_run_debate_takes_profile_strings(cohort):
+    """A notebook user's first call: profiles as strings, built on the scripted negotiator and named by
+    position; the same debate as with agents built by hand."""
+    res = run_debate(cohort, "aligned:rawlsian", "baseline", DebateConfig(rounds=2, seed=3))
+    assert res.status == "ok" and [a for a in res.final if a != "joint"] == ["a", "b"]
+    hand = run_debate(cohort, build_agent("A", "aligned:rawlsian", "scripted", cohort),
+                      build_agent("B", "baseline", "scripted", cohort), DebateConfig(rounds=2, seed=3))
+    assert res.final == hand.final and res.metrics == hand.metrics
+    mixed = run_debate(cohort, [build_agent("A", "baseline", "scripted", cohort), "adversarial"],
+                       DebateConfig(rounds=1))
+    assert mixed.status == "ok"
+    with pytest.raises(InputError, match="profile strings"):
+        run_debate(cohort, 1, 2)
+    with pytest.raises(InputError):
+        run_debate(cohort, "aligned:kant", "baseline")            # a bad profile is the profile's error

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from fairarena.arena.domain import TRIAGE, Domain
-from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateFailed, check_agents
+from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateFailed, check_agents, default_names
 from fairarena.arena.transcript import SCHEMA_VERSION, Closing, TranscriptWriter, Turn, prompt_reuse
 from fairarena.errors import InputError
 
@@ -78,16 +78,41 @@ def _split_args(args: tuple[Any, ...], config: DebateConfig | None) -> tuple[lis
         agents = list(rest[0])
     else:
         agents = rest
-    if not all(isinstance(a, Agent) for a in agents):
-        raise InputError("agents", [type(a).__name__ for a in agents], "Agent objects (build_agent)")
+    if not all(isinstance(a, (Agent, str)) for a in agents):
+        raise InputError("agents", [type(a).__name__ for a in agents],
+                         "Agent objects (build_agent) or profile strings ('aligned:rawlsian', 'baseline', ...)")
     return agents, config or DebateConfig()
 
 
+def _built(instance: Any, agents: list[Any], model: str, domain: Domain) -> list[Agent]:
+    """Profile strings become agents named by position (A, B, C, ...) on ``model``; Agent objects stay."""
+    if all(isinstance(a, Agent) for a in agents):
+        return agents
+    if domain is not TRIAGE:
+        raise InputError("agents", [a for a in agents if isinstance(a, str)],
+                         f"Agent objects for domain {domain.name!r} (profile strings build triage agents)")
+    from fairarena.arena.agents import build_agent
+
+    names = default_names(len(agents))
+    taken = {a.name for a in agents if isinstance(a, Agent)}
+    models: dict[str, Any] = {}
+    out = []
+    for name, a in zip(names, agents):
+        if isinstance(a, str):
+            if name in taken:
+                raise InputError("agents", name, "distinct names (a profile string is named by its position)")
+            a = build_agent(name, a, model, instance, models=models)
+        out.append(a)
+    return out
+
+
 def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, transcript: str | Path | None = None,
-               header: dict[str, Any] | None = None, domain: Domain = TRIAGE) -> DebateResult:
+               header: dict[str, Any] | None = None, domain: Domain = TRIAGE, model: str = "scripted") -> DebateResult:
     """Run one debate; write the JSONL transcript as it goes when ``transcript`` is given.
 
     ``run_debate(cohort, [a, b, c], config)`` or the two-agent form ``run_debate(cohort, a, b, config)``.
+    An agent may be a profile string (``run_debate(cohort, "aligned:rawlsian", "baseline")``): it is built
+    on ``model`` (default the scripted negotiator) and named by its position (A, B, C, ...); triage only.
     Model failures (after retries) do not raise: the result has ``status="failed"`` and ``error``, and the
     transcript keeps every event up to the failure plus a ``footer`` saying so. Ctrl-C and any other
     exception write the footer (``interrupted`` / ``failed`` with the reason) and propagate.
@@ -95,6 +120,7 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
     from fairarena.provenance import run_record
 
     agents, config = _split_args(args, config)
+    agents = _built(instance, agents, model, domain)
     check_agents(agents)
     t0 = time.perf_counter()
     debate = Debate(instance, agents, config, None, domain=domain)   # validates before anything is written
