@@ -41,6 +41,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tourism": ("fairarena.tourism.cli", "Multistakeholder tourism: destinations, stakeholders, recommendation "
                 "lists and visitor flows decided by social choice."),
     "audit": ("fairarena.tourism.cli", "Audits of fairness goals: the conflict between two metrics."),
+    "pb": ("fairarena.pb.cli", "Participatory budgeting on real Pabulib elections: every rule, the groups' "
+           "debate and the city's actual outcome."),
     "domain": ("fairarena.conformance.cli", "Domain plug-ins: list the registered domains, check one against the domain "
                "protocol (the conformance kit)."),
 }

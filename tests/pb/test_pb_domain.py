@@ -100,3 +100,19 @@ def test_metrics_of_the_city_outcome():
     assert not d.violations(inst, x)
     half = x.copy(); half[np.argmax(x[:, 0]), 0] /= 2
     assert d.violations(inst, half)
+
+
+def test_pb_compare_json_rows():
+    import json
+
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(example_path("falenica")),
+                        "--groups", "age", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    names = [row["rule"] for row in out["rows"]]
+    assert names == ["greedy", "equal-shares", "phragmen", "max-utilitarian", "utilitarian", "nash", "leximin",
+                     "maxmin", "debate", "actual"]
+    actual = out["rows"][-1]
+    assert actual["distance"]["projects"] == 0 and out["rows"][0]["distance"]["projects"] == 0  # 2019: greedy
+    assert all(row["EJR"] is None and row["axioms_note"] == "not checked (--axioms)" for row in out["rows"])
+    assert out["rows"][6]["metrics"]["worst"] >= max(row["metrics"]["worst"] for row in out["rows"]) - 1e-12

@@ -1,0 +1,114 @@
+"""Every rule on one election, side by side: ``fairarena pb compare``.
+
+Rows: the PB rules (greedy, Equal Shares with the add1 completion, sequential Phragmén, max-utilitarian), the
+feasible-set rules over the stakeholder groups (utilitarian, Nash, leximin, group max-min), a scripted debate of
+the group agents (each proposes its own optimum; the joint draft is the final whose worst-off group fares best:
+:func:`fairarena.conformance.agents.optimum_agents`, 3 rounds) and the city's actual outcome. Each row: the funded
+projects, the domain's metrics (approvals satisfied, budget used, Gini of the group utilities, the worst-off
+group, each group's utility and budget share), its distance from the city's outcome (projects in one set and not
+the other; the budget on them, as a share of the budget), and EJR/PJR (pabutools' ``is_EJR_approval`` and
+``is_PJR_approval`` with ``Cost_Sat``) when asked (``axioms=True``, ``--axioms``) on approval elections of at most
+:data:`AXIOM_MAX_PROJECTS` projects: pabutools enumerates the cohesive groups, which takes minutes on a
+10-project election with hundreds of voters (over 5 minutes on Warsaw-Falenica 2019's 652), so it is off by default.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["compare", "table", "AXIOM_MAX_PROJECTS"]
+
+AXIOM_MAX_PROJECTS = 10
+
+
+def _axioms(e: Any, mask: np.ndarray) -> dict[str, Any]:
+    if e.vote_type != "approval" or e.n_projects > AXIOM_MAX_PROJECTS:
+        why = "not approval ballots" if e.vote_type != "approval" else f"more than {AXIOM_MAX_PROJECTS} projects"
+        return {"EJR": None, "PJR": None, "axioms_note": f"not checked ({why})"}
+    from pabutools.analysis.justifiedrepresentation import is_EJR_approval, is_PJR_approval
+    from pabutools.election import Cost_Sat
+
+    inst, prof = e.pabutools()
+    chosen = [p for p in inst if p.name in set(e.ids(mask))]
+    return {"EJR": bool(is_EJR_approval(inst, prof, Cost_Sat, chosen)),
+            "PJR": bool(is_PJR_approval(inst, prof, Cost_Sat, chosen)), "axioms_note": "pabutools, Cost_Sat"}
+
+
+def _debate(d: Any, inst: Any, seed: int) -> np.ndarray:
+    from fairarena.allocation.problem import allocation_from_mapping
+    from fairarena.arena.protocol import DebateConfig
+    from fairarena.arena.result import run_debate
+    from fairarena.conformance.agents import optimum_agents
+
+    res = run_debate(inst, optimum_agents(d, inst), config=DebateConfig(rounds=3, closing="joint-draft", seed=seed),
+                     domain=d)
+    joint = (res.final or {}).get("joint") or {}
+    if res.status != "ok" or not joint.get("allocation"):
+        return np.zeros(len(inst.costs), dtype=bool)
+    return inst.mask(allocation_from_mapping(d.problem(inst), joint["allocation"], "joint"))
+
+
+def compare(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
+            debate: bool = True, axioms: bool = False) -> dict[str, Any]:
+    """Every row on the election at ``path`` (module doc), as JSON data."""
+    from fairarena.pb import rules as pbr
+    from fairarena.pb.domain import PBDomain, instance_of
+    from fairarena.pb.election import read_election
+    from fairarena.pb.fair import FEASIBLE_SET_RULES, feasible_set_rule
+    from fairarena.pb.groups import make_groups
+
+    e = read_election(path)
+    g = make_groups(e, groups, utility, seed)
+    inst = instance_of(e, g)
+    d = PBDomain(inst)
+    decided: list[tuple[str, str, np.ndarray, str]] = []
+    for r in pbr.PB_RULES:
+        how = {"greedy": "votes, most first, if it fits", "equal-shares": "Cost_Sat, add1 completion",
+               "phragmen": "pabutools", "max-utilitarian": "Cost_Sat knapsack (MILP)"}[r]
+        decided.append((r, "PB rule", pbr.pb_rule(e, r), how))
+    for r in FEASIBLE_SET_RULES:
+        mask, how = feasible_set_rule(r, g.coef, e.costs, e.budget)
+        decided.append((r, "over groups", mask, how))
+    if debate:
+        decided.append(("debate", "scripted group agents", _debate(d, inst, seed), "optimum agents, joint draft, 3 rounds"))
+    actual = e.index(e.selected) if e.selected is not None else None
+    if actual is not None:
+        decided.append(("actual", f"the city ({e.rule or 'rule not stated'})", actual, "the file's selected column"))
+    rows = []
+    for name, kind, mask, how in decided:
+        row: dict[str, Any] = {"rule": name, "kind": kind, "how": how, "projects": list(e.ids(mask)),
+                               "cost": e.cost(mask), "metrics": d.evaluate_set(inst, mask)}
+        if actual is not None:
+            diff = mask ^ actual
+            row["distance"] = {"projects": int(diff.sum()), "budget": float(e.costs[diff].sum() / e.budget)}
+        row.update(_axioms(e, mask) if axioms else {"EJR": None, "PJR": None, "axioms_note": "not checked (--axioms)"})
+        rows.append(row)
+    return {"file": str(path), "title": e.title, "vote_type": e.vote_type, "budget": e.budget,
+            "projects": e.n_projects, "voters": e.n_voters, "rule": e.rule, "groups": {
+                "scheme": g.scheme, "utility": g.utility, "names": list(g.names), "keys": list(inst.keys),
+                "sizes": g.sizes.tolist(), "entitlement": inst.entitlement.tolist()}, "rows": rows}
+
+
+def table(result: dict[str, Any]) -> str:
+    """The comparison as plain text (one line per row; per group: utility / budget share)."""
+    gr = result["groups"]
+    head = (f"{result['title']} ({result['vote_type']}, {result['projects']} projects, {result['voters']} voters, "
+            f"budget {result['budget']:,.0f}; city rule: {result['rule'] or '-'})\n"
+            f"groups ({gr['scheme']}, {gr['utility']} utility): "
+            + ", ".join(f"{n} {int(s)} ({x:.0%})" for n, s, x in zip(gr["names"], gr["sizes"], gr["entitlement"])))
+    cols = ["rule", "approvals", "budget", "gini", "worst"] + [f"{k} u/share" for k in gr["keys"]] + ["vs city", "EJR", "PJR"]
+    lines = []
+    for r in result["rows"]:
+        m = r["metrics"]
+        cells = [r["rule"], f"{m['approvals']:.3f}", f"{m['budget_used']:.3f}", f"{m['gini']:.3f}", f"{m['worst']:.3f}"]
+        cells += [f"{m['u:' + k]:.2f}/{m['share:' + k]:.2f}" for k in gr["keys"]]
+        dist = r.get("distance")
+        cells.append("-" if dist is None else f"{dist['projects']} ({dist['budget']:.0%})")
+        cells += ["-" if r.get(a) is None else ("yes" if r[a] else "NO") for a in ("EJR", "PJR")]
+        lines.append(cells)
+    widths = [max(len(c), *(len(row[i]) for row in lines)) for i, c in enumerate(cols)]
+    fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
+    return "\n".join([head, fmt(cols), "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(c) for c in lines])
