@@ -1,0 +1,56 @@
+"""Speed of the PB domain (docs/performance.md, "Participatory budgeting"):
+
+* Equal Shares with the add1 completion on Wieliczka 2023 (6,586 voters, 64 projects): ours and pabutools' own;
+* every rule + the audit (EJR, PJR, the group metrics) over the 272 small Pabulib instances;
+* the exact feasible-set rules (enumeration) on a 10-project instance, each.
+
+Run: python benchmarks/bench_pb.py [--small DIR]  (DIR: the 272 small .pb files; default the shared data folder)
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fairarena.pb import rules
+from fairarena.pb.compare import compare
+from fairarena.pb.domain import example_path
+from fairarena.pb.election import read_election
+from fairarena.pb.fair import FEASIBLE_SET_RULES, feasible_set_rule
+from fairarena.pb.groups import make_groups
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--small", default="/work/shared/data/pabulib/small")
+    ap.add_argument("--skip-pabutools", action="store_true")
+    a = ap.parse_args()
+    e = read_election(example_path("wieliczka"))
+    t = time.perf_counter(); ours = rules.equal_shares(e, "cost", "add1"); t1 = time.perf_counter() - t
+    print(f"Equal Shares add1, Wieliczka, ours: {t1:.2f} s (funds the city's set: {set(e.ids(ours)) == set(e.selected)})")
+    t = time.perf_counter(); rules.equal_shares(e, "cost", "add1-exhaustive"); t2 = time.perf_counter() - t
+    print(f"Equal Shares add1-exhaustive, Wieliczka, ours: {t2:.2f} s")
+    if not a.skip_pabutools:
+        t = time.perf_counter(); pab = rules.pabutools_equal_shares(e, "cost", "add1"); t3 = time.perf_counter() - t
+        same = set(e.ids(pab)) == set(e.ids(rules.equal_shares(e, "cost", "add1-exhaustive")))
+        print(f"Equal Shares add1, Wieliczka, pabutools 1.2.3 (voter_budget_increment=1): {t3:.2f} s "
+              f"(equal to our add1-exhaustive: {same})")
+    files = sorted(Path(a.small).glob("*.pb"))
+    t = time.perf_counter()
+    for f in files:
+        compare(f, "clusters:3", debate=False)
+    print(f"every rule + audit over {len(files)} small instances: {time.perf_counter() - t:.1f} s")
+    f10 = example_path("falenica")
+    e10 = read_election(f10)
+    g = make_groups(e10, "age")
+    for r in FEASIBLE_SET_RULES:
+        t = time.perf_counter(); feasible_set_rule(r, g.coef, e10.costs, e10.budget); dt = time.perf_counter() - t
+        print(f"{r} on {e10.n_projects} projects ({len(g.names)} groups): {dt * 1000:.1f} ms")
+    np.zeros(1)
+
+
+if __name__ == "__main__":
+    main()
