@@ -50,7 +50,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:  # name the destination, not the internal temporary name
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -245,6 +248,54 @@ def _write_manifest(out: Path, manifest: dict[str, Any]) -> None:
     atomic_write_json(out / MANIFEST_NAME, manifest)
 
 
+def read_run_manifest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``out/.run.json`` as recorded (None when missing or unreadable)."""
+    return _read_manifest(Path(out))
+
+
+def run_state(out: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """``out/.run.json`` as it stands now: a run recorded as ``running`` whose holder is gone reads as
+    ``killed`` (its PID on this host is dead) or ``stale`` (the PID lives but is not the lock's holder any
+    more: reused), with ``recorded`` keeping what the file says. A holder on another host is left as is."""
+    out = Path(out)
+    m = _read_manifest(out)
+    if m is None or m.get("status") != "running" or m.get("host") != socket.gethostname():
+        return m
+    pid = m.get("pid")
+    verdict = None
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        verdict = "stale"
+    else:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            verdict = "killed"
+        except PermissionError:
+            pass
+        if verdict is None:
+            holders = _flock_pids(out / LOCK_NAME)
+            if holders is not None and pid not in holders:
+                verdict = "stale"
+    return m if verdict is None else {**m, "status": verdict, "recorded": "running"}
+
+
+def _flock_pids(lock_path: Path) -> set[int] | None:
+    """PIDs holding a flock on ``lock_path`` (from /proc/locks, without touching the lock), or None when
+    that cannot be told (no /proc/locks)."""
+    try:
+        ino = lock_path.stat().st_ino
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    pids: set[int] = set()
+    for line in lines:
+        f = line.split()
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5].rsplit(":", 1)[-1] == str(ino):
+            with contextlib.suppress(ValueError):
+                pids.add(int(f[4]))
+    return pids
+
+
 def _read_manifest(out: Path) -> dict[str, Any] | None:
     try:
         data = json.loads((out / MANIFEST_NAME).read_text(encoding="utf-8"))
@@ -315,6 +366,8 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
                     else:
                         p.unlink()
         manifest = {**holder, "config_digest": digest, "status": "running", "resumed": resuming}
+        if previous is not None and previous.get("status") == "killed":   # not lost: kept in the new record
+            manifest["previous"] = {k: previous.get(k) for k in ("command", "pid", "host", "started", "status")}
         folder = OutputFolder(path, command, previous, resuming, removed, manifest)
         _write_manifest(path, manifest)
         try:

@@ -34,6 +34,8 @@ def init_cmd(
     from fairarena.fsutil import atomic_write_text
 
     cfg = get_preset(preset)
+    if out.is_dir():
+        raise InputError("out", str(out), "a file path for the study TOML (it is a folder)")
     if out.exists() and not force:
         raise InputError("out", str(out), "a new file (it exists; --force overwrites it)")
     atomic_write_text(out, to_toml(cfg))
@@ -203,17 +205,43 @@ def plan_cmd(
 def status_cmd(
     out: Path = typer.Argument(..., help="The study folder."),
     as_json: bool = typer.Option(False, "--json", help="Print the counts as JSON."),
+    verify: bool = typer.Option(False, "--verify", help="Also hash every transcript against its record."),
+    repair: bool = typer.Option(False, "--repair", help="Move damaged records (and their transcripts) to "
+                                                        "DIR/quarantine/ so the next `study run` redoes them "
+                                                        "(transcripts verified too)."),
 ) -> None:
-    """Counts of a study folder: total, ok, failed, pending (and records of other designs)."""
+    """Counts of a study folder: total, ok, failed, pending (and records of other designs), the damaged
+    records (never counted) and the last run's state (killed when its process died)."""
+    from fairarena.study.store import repair as repair_folder
     from fairarena.study.store import study_status
 
-    st = study_status(out).to_dict()
+    if repair:
+        status, moved = repair_folder(out)
+        st = status.to_dict()
+        st["quarantined"] = moved
+    else:
+        st = study_status(out, verify=verify).to_dict()
     if as_json:
         emit_json(st)
         return
     console.print(f"{out}: {st['total']} debates: {st['ok']} ok, {st['failed']} failed, {st['pending']} pending"
                   + (f" ({st['stale']} records of another design)" if st["stale"] else ""), highlight=False,
                   soft_wrap=True)
+    for d in st.get("quarantined") or []:
+        console.print(f"  quarantined {d['file']}: {d['problem']}", highlight=False, soft_wrap=True, markup=False)
+    if st.get("quarantined"):
+        console.print(f"moved to {out / 'quarantine'} (notes.jsonl says why); `fairarena study run` redoes them",
+                      highlight=False, soft_wrap=True, markup=False)
+    for d in st.get("damaged") or []:
+        console.print(f"  damaged {d['file']}: {d['problem']}", highlight=False, soft_wrap=True, markup=False)
+    if st.get("damaged"):
+        console.print(f"not counted; `fairarena study status {out} --repair` moves them to quarantine/ and the "
+                      "next `fairarena study run` redoes them", highlight=False, soft_wrap=True, markup=False)
+    run = st.get("run")
+    if run:
+        console.print(f"last run: {run['status']} (pid {run.get('pid')} on {run.get('host')}, {run.get('command')}, "
+                      f"started {run.get('started')})" + (f": {run['reason']}" if run.get("reason") else ""),
+                      highlight=False, soft_wrap=True, markup=False)
 
 
 _TEST_HELP = "auto (Shapiro-Wilk then t or Wilcoxon per cell) | wilcoxon | ttest"

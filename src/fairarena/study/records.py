@@ -193,3 +193,23 @@ def check_record(record: Mapping[str, Any]) -> None:
         err = exc.errors()[0]
         where = ".".join(str(x) for x in err["loc"])
         raise ValueError(f"{kind} record {record.get('key')}: {where}: {err['msg']}") from None
+    if kind == "duel":
+        _check_duel_metrics(record)
+
+
+def _check_duel_metrics(record: Mapping[str, Any]) -> None:
+    """A duel's metrics (final and per round) are numbers (or flags, lists and mappings such as ``cnss`` and
+    ``violations``), never text: a string where a metric should be is an error naming it."""
+    where: list[tuple[str, Any]] = [(f"metrics.{who}", m) for who, m in record["metrics"].items()]
+    for i, rd in enumerate(record["rounds"]):
+        for who, s in rd.items():
+            if isinstance(s, Mapping) and "metrics" in s:
+                where.append((f"rounds.{i}.{who}.metrics", s["metrics"]))
+    for path, m in where:
+        if m is None:
+            continue
+        if not isinstance(m, Mapping):
+            raise ValueError(f"duel record {record.get('key')}: {path}: a mapping of metrics, not {type(m).__name__}")
+        for name, v in m.items():
+            if isinstance(v, str):
+                raise ValueError(f"duel record {record.get('key')}: {path}.{name}: a number, not the text {v[:20]!r}")

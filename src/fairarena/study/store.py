@@ -43,6 +43,10 @@ from fairarena.study.design import DebateTask, StudyConfig, cohort_of, expand, p
 from fairarena.llm.wrappers import LimitedModel  # noqa: F401 - the server limit lives in the model layer now
 
 STORE_FORMAT = 1
+RESUME_VERIFY = True
+"""A run (resume) hashes every finished debate's transcript against its record's ``transcript_sha256``
+(docs/reliability.md "Study folders": the cost measured); ``study status`` does with ``--verify``/``--repair``,
+``stats``/``tables``/``report`` never (they check each record's schema, key and task, at no extra read)."""
 RESULTS = "results.jsonl"
 NEGOTIATOR = "scripted:negotiator"   # the one model that needs no response cache (it is its own replay)
 
@@ -83,17 +87,96 @@ def finished_keys(root: str | Path) -> set[str]:
 
 
 def read_record(root: str | Path, key: str) -> dict[str, Any] | None:
-    """A debate's result record, or None when it is missing or unreadable (then it counts as not finished)."""
+    """A debate's result record, or None when it is missing, unreadable or damaged (then it counts as not
+    finished; :func:`inspect_record` says what is wrong)."""
+    return inspect_record(root, key)[0]
+
+
+def inspect_record(root: str | Path, key: str, task: DebateTask | None = None, *,
+                   verify: bool = False) -> tuple[dict[str, Any] | None, str | None]:
+    """``(record, None)`` for a sound record of ``key``; ``(None, None)`` when there is none; ``(None, what
+    is wrong)`` when the file cannot be used: not JSON, not a record (:func:`fairarena.study.records.check_record`,
+    metrics included), another debate's record (its ``key`` or its ``task``, against ``task`` when given),
+    or with ``verify`` a transcript that is missing or does not match ``transcript_sha256``. The checks
+    cost what reading the record costs (10 us); ``verify`` reads the transcript too."""
+    root = Path(root)
     try:
-        with open(record_path(Path(root), key), encoding="utf-8") as fh:
-            rec = json.load(fh)
-    except (OSError, ValueError):
-        return None
-    return rec if isinstance(rec, dict) and "status" in rec else None
+        with open(record_path(root, key), "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        return None, f"cannot be read ({exc.strerror})"
+    try:
+        rec = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, "empty (a power loss?)" if not raw.strip() else f"not valid JSON ({_json_why(exc)})"
+    problem = record_problem(rec, key, task)
+    if problem is None and verify:
+        problem = transcript_problem(root, rec)
+    return (rec, None) if problem is None else (None, problem)
+
+
+def record_problem(rec: Any, key: str, task: DebateTask | None = None) -> str | None:
+    """What is wrong with ``rec`` as the record of debate ``key`` (and ``task``), or None."""
+    from fairarena.study.records import check_record
+
+    if not isinstance(rec, dict):
+        return f"not a record (a JSON {type(rec).__name__})"
+    if rec.get("key") != key:
+        return f"holds the record of debate {_short(rec.get('key'))}, not {key} (misplaced)"
+    try:
+        check_record(rec)
+    except ValueError as exc:
+        return f"not a valid record ({str(exc).split(': ', 1)[-1]})"
+    if rec["task"].get("key") != key or (task is not None and rec["task"] != task.to_dict()):
+        return f"its task is not debate {key}'s (misplaced)"
+    return None
+
+
+def transcript_problem(root: Path, rec: Mapping[str, Any]) -> str | None:
+    """Is the record's transcript there, under its own key, with the bytes its ``transcript_sha256`` names?"""
+    key = rec["key"]
+    if rec["transcript"] != f"debates/{key[:2]}/{key}.jsonl":
+        return f"names the transcript {rec['transcript']!r}, not its own"
+    h = hashlib.sha256()
+    try:
+        with open(transcript_path(root, key), "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError as exc:
+        return f"its transcript cannot be read ({exc.strerror})"
+    if h.hexdigest() != rec["transcript_sha256"]:
+        return "its transcript does not match its transcript_sha256 (replaced or damaged)"
+    return None
+
+
+def _json_why(exc: Exception) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"
+    return str(exc).split(":")[0]
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+class StudyDamageError(InputError):
+    """A file of a study folder cannot be used: one line naming it, what is wrong and what to do (exit 2)."""
+
+    def __init__(self, path: str | Path, problem: str, hint: str) -> None:
+        FairArenaError.__init__(self, f"{path}: {problem}; {hint}")
+        self.field, self.value, self.expected = "dir", str(path), f"{problem}; {hint}"
+
+
+def _repair_hint(root: Path) -> str:
+    return (f"`fairarena study status {root} --repair` moves it to {root / 'quarantine'} and the next "
+            "`fairarena study run` redoes that debate")
 
 
 def read_records(root: str | Path, keys: Sequence[str] | None = None) -> dict[str, dict[str, Any]]:
-    """The readable records of ``keys`` (default: every record on disk)."""
+    """The sound records of ``keys`` (default: every record on disk); unreadable or damaged ones are left out."""
     root = Path(root)
     keys = sorted(finished_keys(root)) if keys is None else keys
     out: dict[str, dict[str, Any]] = {}
@@ -105,10 +188,21 @@ def read_records(root: str | Path, keys: Sequence[str] | None = None) -> dict[st
 
 
 def read_study(root: str | Path) -> dict[str, Any]:
+    """``study.json``, checked: a JSON object with the design (a damaged one: one line naming it)."""
     p = Path(root) / "study.json"
     if not p.is_file():
         raise InputError("dir", str(root), "a study folder (no study.json: run `fairarena study run` first)")
-    return json.loads(p.read_text(encoding="utf-8"))
+    hint = (f"restore it, or rewrite it from the study file with `fairarena study run {Path(root) / 'study.toml'} "
+            f"--out {root} --force` (finished debates whose keys still match are kept)")
+    try:
+        meta = json.loads(p.read_bytes())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StudyDamageError(p, f"not valid JSON ({_json_why(exc)}; truncated?)", hint) from None
+    if not isinstance(meta, dict):
+        raise StudyDamageError(p, f"not a study manifest (a JSON {type(meta).__name__}, not an object)", hint)
+    if not isinstance(meta.get("design"), dict):
+        raise StudyDamageError(p, "not a study manifest (no 'design' object)", hint)
+    return meta
 
 
 def study_tasks(root: str | Path) -> tuple[StudyConfig, list[DebateTask]]:
@@ -131,45 +225,64 @@ _TASKS: dict[str, tuple[StudyConfig, tuple[DebateTask, ...]]] = {}
 
 def rebuild_results(root: str | Path, tasks: Sequence[DebateTask] | None = None) -> list[dict[str, Any]]:
     """Rewrite ``results.jsonl`` from the per-debate records, in task order (records of keys that are not
-    tasks of the current design, e.g. after ``--force`` with a new design, are left out)."""
+    tasks of the current design, e.g. after ``--force`` with a new design, are left out). A damaged record
+    (:func:`inspect_record`) is never counted: :class:`StudyDamageError` names it."""
     root = Path(root)
     if tasks is None:
         tasks = study_tasks(root)[1]
     have = finished_keys(root)
-    keys = [t.key for t in tasks if t.key in have]
-    recs = read_records(root, keys)
-    rows = [recs[k] for k in keys if k in recs]
+    rows = []
+    for t in tasks:
+        if t.key in have:
+            rec, problem = inspect_record(root, t.key, t)
+            if problem is not None:
+                raise StudyDamageError(record_path(root, t.key), problem, _repair_hint(root))
+            if rec is not None:
+                rows.append(rec)
     atomic_write_text(root / RESULTS, "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in rows))
     return rows
 
 
 def load_results(root: str | Path) -> list[dict[str, Any]]:
     """Every result record of the study in task order — from ``results.jsonl`` when it is up to date with
-    the per-debate files (one listing to check), else rebuilt from them first."""
+    the per-debate files (one listing to check) and every line is a sound record of a distinct debate, else
+    rebuilt from the files first (``results.jsonl`` is derived: a damaged line costs a rebuild, not an
+    error; a damaged record file is an error naming it)."""
     root = Path(root)
-    p = root / RESULTS
-    if p.is_file():
-        rows = [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line]
+    rows = _read_results_file(root / RESULTS)
+    if rows is not None:
         have = finished_keys(root)
-        if {r["key"] for r in rows} == have and all(_same_status(root, r) for r in rows if r["status"] != "ok"):
+        keys = {r["key"] for r in rows}
+        if len(keys) == len(rows) and keys == have and all(_same_status(root, r) for r in rows if r["status"] != "ok"):
             return rows
     return rebuild_results(root)
 
 
+def _read_results_file(p: Path) -> list[dict[str, Any]] | None:
+    """The rows of ``results.jsonl``, or None when it is missing or any line is not a sound record."""
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    rows = []
+    for line in text.splitlines():
+        if line:
+            try:
+                r = json.loads(line)
+            except ValueError:
+                return None
+            if not isinstance(r, dict) or record_problem(r, str(r.get("key"))) is not None:
+                return None
+            rows.append(r)
+    return rows
+
+
 def _results_current(root: Path, status: dict[str, str]) -> bool:
     """Does ``results.jsonl`` hold exactly the debates of ``status`` (key -> status), one line each?"""
-    p = root / RESULTS
-    if not p.is_file():
+    rows = _read_results_file(root / RESULTS)
+    if rows is None:
         return False
-    seen: dict[str, str] = {}
-    n = 0
-    with open(p, encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                r = json.loads(line)
-                seen[r["key"]] = r["status"]
-                n += 1
-    return n == len(status) and seen == status
+    return len(rows) == len(status) and {r["key"]: r["status"] for r in rows} == status
 
 
 def _same_status(root: Path, row: dict[str, Any]) -> bool:
@@ -273,41 +386,109 @@ class StudyStatus:
     total: int
     ok: int
     failed: int
-    pending: int
+    pending: int                    # no sound record yet (damaged ones included: they are redone)
     stale: int                      # records of keys that are not tasks of the current design
     failed_keys: list[str] = field(default_factory=list)
+    damaged: list[dict[str, str]] = field(default_factory=list)   # {"key", "file", "problem"}: never counted
+    run: dict[str, Any] | None = None   # the last run's .run.json (``killed``/``stale`` when its holder died)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"total": self.total, "ok": self.ok, "failed": self.failed, "pending": self.pending,
-                "stale": self.stale, "failed_keys": self.failed_keys}
+        """The counts; ``damaged`` only when some record is, ``run`` only when the last run was killed or
+        is stale (the keys of a sound folder's status are as before)."""
+        out = {"total": self.total, "ok": self.ok, "failed": self.failed, "pending": self.pending,
+               "stale": self.stale, "failed_keys": self.failed_keys}
+        if self.damaged:
+            out["damaged"] = self.damaged
+        if self.run is not None and self.run.get("status") in ("killed", "stale"):
+            out["run"] = self.run
+        return out
 
 
-def _status_of(root: Path, tasks: Sequence[DebateTask]) -> tuple[StudyStatus, dict[str, str]]:
+def _status_of(root: Path, tasks: Sequence[DebateTask], *, verify: bool = False
+               ) -> tuple[StudyStatus, dict[str, str]]:
+    """Counts and each finished key's status. Every record read is checked (:func:`inspect_record`: JSON,
+    schema, its own key and task; with ``verify`` its transcript's hash too); a damaged one is listed in
+    ``damaged`` and counted as pending, never as finished."""
     have = finished_keys(root)
     want = {t.key for t in tasks}
     status: dict[str, str] = {}
-    for k in have & want:
-        rec = read_record(root, k)
-        if rec is not None:              # unreadable (e.g. emptied by a power loss): not finished
-            status[k] = rec["status"]
+    damaged: list[dict[str, str]] = []
+    for t in tasks:
+        if t.key in have:
+            rec, problem = inspect_record(root, t.key, t, verify=verify)
+            if rec is not None:
+                status[t.key] = rec["status"]
+            elif problem is not None:
+                damaged.append({"key": t.key, "file": str(record_path(root, t.key).relative_to(root)),
+                                "problem": problem})
     failed = [t.key for t in tasks if status.get(t.key) == "failed"]
     ok = sum(1 for s in status.values() if s == "ok")
-    return StudyStatus(len(tasks), ok, len(failed), len(tasks) - len(status), len(have - want), failed), status
+    from fairarena.fsutil import run_state
+
+    return StudyStatus(len(tasks), ok, len(failed), len(tasks) - len(status), len(have - want), failed, damaged,
+                       run_state(root)), status
 
 
-def study_status(root: str | Path) -> StudyStatus:
+def study_status(root: str | Path, *, verify: bool = False) -> StudyStatus:
     root = Path(root)
     _, tasks = study_tasks(root)
-    return _status_of(root, tasks)[0]
+    return _status_of(root, tasks, verify=verify)[0]
+
+
+QUARANTINE = "quarantine"
+
+
+def quarantine(root: Path, damaged: Sequence[Mapping[str, str]]) -> list[Path]:
+    """Move each damaged record (and its transcript) into ``DIR/quarantine/`` with a line in
+    ``quarantine/notes.jsonl`` saying why; the debate then has no record and the next run redoes it.
+    Only call this while holding the folder's lock."""
+    moved: list[Path] = []
+    if not damaged:
+        return moved
+    qdir = root / QUARANTINE
+    qdir.mkdir(exist_ok=True)
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S")
+    notes = []
+    for d in damaged:
+        key = d["key"]
+        for src in (record_path(root, key), transcript_path(root, key)):   # the record first: then unfinished
+            if src.exists():
+                dest = qdir / f"{key}.{stamp}{src.suffix}"
+                os.replace(src, dest)
+                moved.append(dest)
+        notes.append({"key": key, "file": d["file"], "problem": d["problem"], "moved": _now()})
+    with open(qdir / "notes.jsonl", "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(n) + "\n" for n in notes))
+    return moved
+
+
+def repair(root: str | Path, *, verify: bool = True) -> tuple[StudyStatus, list[dict[str, str]]]:
+    """``study status --repair``: under the folder's lock, quarantine every damaged record (transcript hashes
+    checked too) and return the status after it and what was moved."""
+    from fairarena.fsutil import folder_lock as hold
+
+    root = Path(root)
+    _, tasks = study_tasks(root)
+    with hold(root, "study status --repair"):
+        before, _ = _status_of(root, tasks, verify=verify)
+        quarantine(root, before.damaged)
+        after, status = _status_of(root, tasks, verify=verify)
+        if before.damaged or not _results_current(root, status):
+            rebuild_results(root, tasks)
+    return after, before.damaged
 
 
 def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
     """The folder's status; an InputError unless it is a study folder whose debates all finished ``ok``
-    (with ``allow_partial``: at least one did)."""
+    (with ``allow_partial``: at least one did). A damaged record: :class:`StudyDamageError` naming it."""
     root = Path(root)
     if not root.is_dir():
         raise InputError("dir", str(root), "a study folder (it does not exist)")
     st = study_status(root).to_dict()          # InputError when there is no study.json
+    if st.get("damaged"):
+        d = st["damaged"][0]
+        more = f" (and {len(st['damaged']) - 1} more records)" if len(st["damaged"]) > 1 else ""
+        raise StudyDamageError(root / d["file"], d["problem"] + more, _repair_hint(root))
     unfinished = st["pending"] + st["failed"]
     if st["ok"] == 0:
         raise InputError("dir", str(root), f"a study with finished debates (0 of {st['total']} ok: run "
@@ -324,7 +505,7 @@ def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str
 # ------------------------------------------------------------------------------------------------
 
 @contextlib.contextmanager
-def folder_lock(root: Path, command: str = "study run") -> Iterator[None]:
+def folder_lock(root: Path, command: str = "study run") -> Iterator[dict[str, Any]]:
     """Hold the folder's exclusive lock for the whole run.
 
     The same lock file and holder record as :func:`fairarena.fsutil.output_folder` (``DIR/.lock``,
@@ -333,22 +514,41 @@ def folder_lock(root: Path, command: str = "study run") -> Iterator[None]:
     naming the holder. The study does not use ``output_folder``'s rerun policy: a study folder is always
     resumable, also after a run that finished (a rerun is a no-op resume, ``--retry-failed`` reruns the
     failed debates), and ``--force`` keeps the debates whose keys still match instead of emptying it.
+
+    Yields a dict the body may fill with the final status (``status``, ``reason``) when the run returns
+    normally but did not succeed (every debate failed: ``failed``, matching the exit code 1); a previous
+    run that was killed is kept in ``runs.jsonl`` as ``killed`` (:func:`_note_killed_run`).
     """
     from fairarena.fsutil import check_out_dir
     from fairarena.fsutil import folder_lock as hold
 
     check_out_dir(root)
     with hold(root, command) as holder:
+        _note_killed_run(root)
         manifest = {**holder, "status": "running"}
         atomic_write_json(root / ".run.json", manifest)
+        state: dict[str, Any] = {}
         try:
-            yield
+            yield state
         except BaseException as exc:
             status = "interrupted" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "failed"
             atomic_write_json(root / ".run.json", {**manifest, "status": status, "finished": _now(),
                                                    "reason": f"{type(exc).__name__}: {exc}"[:500]})
             raise
-        atomic_write_json(root / ".run.json", {**manifest, "status": "ok", "finished": _now()})
+        atomic_write_json(root / ".run.json", {**manifest, "status": "ok", "finished": _now(), **state})
+
+
+def _note_killed_run(root: Path) -> None:
+    """Holding the lock, a ``.run.json`` that still says ``running`` is a run that died without a word
+    (``kill -9``, a crash, a power loss): keep it as a ``killed`` line of ``runs.jsonl`` before this run's
+    manifest replaces it."""
+    from fairarena.fsutil import read_run_manifest
+
+    prev = read_run_manifest(root)
+    if prev is not None and prev.get("status") == "running":
+        line = {**prev, "status": "killed", "detected": _now()}
+        with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, default=json_default) + "\n")
 
 
 def _now() -> str:
@@ -614,6 +814,7 @@ class RunSummary:
     backend: str
     workers: int
     out: str
+    quarantined: list[str] = field(default_factory=list)   # damaged records moved to quarantine/ and redone
 
     def to_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -655,17 +856,23 @@ def prepare_store(root: Path, cfg: StudyConfig, text: str, *, force: bool, n_tas
     meta_path = root / "study.json"
     if meta_path.is_file():
         try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            meta = read_study(root)
             digest = meta.get("study_digest")
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            digest = None
+        except StudyDamageError as exc:
+            if not force:
+                raise InputError("out", str(root), f"a folder of this study (its {exc}; or --force rewrites it, "
+                                                   "keeping debates whose keys still match)") from None
+            meta, digest = {}, None
         if digest == cfg.digest():
+            if not (root / "study.toml").is_file():
+                atomic_write_text(root / "study.toml", text)
             return
         if not force and not _runner_change_only(meta.get("design") if digest else None, cfg):
-            raise InputError("out", str(root), f"a folder of this study (it holds study {digest and digest[:12]!s}, "
+            raise InputError("out", str(root), f"a folder of this study (it holds study {str(digest)[:12]}, "
                                                f"this file is {cfg.digest()[:12]}; --force adopts the new design, "
                                                "keeping debates whose keys still match)")
-    elif root.is_dir() and any(not e.name.startswith(".") for e in os.scandir(root)):
+    elif root.is_dir() and any(not e.name.startswith(".") and e.name != "study.toml" for e in os.scandir(root)):
+        # study.toml alone: a first run killed between its two writes (study.json is written last)
         if not force:
             raise InputError("out", str(root), "an empty or new folder, or a study folder (--force to use it anyway)")
     atomic_write_text(root / "study.toml", text)
@@ -716,10 +923,13 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     if not offline:
         check_reachable(live)              # a server nothing answers at: one line, before any write
     _preflight(cfg, tasks)
-    with folder_lock(root):
+    with folder_lock(root) as run_state:
         prepare_store(root, cfg, text, force=force, n_tasks=len(tasks))
         clean_temporaries(root)
-        before, status = _status_of(root, tasks)
+        # resume reads every record and hashes its transcript (RESUME_VERIFY): a damaged or misplaced
+        # debate goes to quarantine/ (nothing is lost) and is redone, never counted
+        before, status = _status_of(root, tasks, verify=RESUME_VERIFY)
+        quarantined = quarantine(root, before.damaged)
         todo = [t for t in tasks if t.key not in status or (retry_failed and status[t.key] == "failed")]
         if limit is not None:
             todo = todo[:limit]
@@ -749,8 +959,9 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         except (FairArenaError, OSError):
             raise
         except Exception as exc:   # the backend, not a debate (those never raise out of execute_task)
+            why = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "")[:300]
             raise StudyRunError(f"the {backend} backend failed after {done} of {len(todo)} debates "
-                                f"({type(exc).__name__}: {exc}); finished debates are saved, rerun to resume") from exc
+                                f"({type(exc).__name__}: {why}); finished debates are saved, rerun to resume") from exc
         if todo:
             after, _ = _status_of(root, tasks)
             rebuild_results(root, tasks)
@@ -760,7 +971,10 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
                 rebuild_results(root, tasks)
         rerun = {t.key for t in todo}
         summary = RunSummary(len(tasks), sum(1 for k in status if k not in rerun), len(todo), after.ok, after.failed, after.pending,
-                             failed_now, round(time.perf_counter() - t_start, 3), backend, workers, str(root))
+                             failed_now, round(time.perf_counter() - t_start, 3), backend, workers, str(root),
+                             [d["file"] for d in before.damaged] if quarantined else [])
+        if summary.failed:   # the CLI exits 1: .run.json says so too
+            run_state.update(status="failed", reason=f"{summary.failed} of {summary.total} debates failed")
         rec = run_record(None, None, command="study run", summary={k: v for k, v in summary.to_dict().items()
                                                                   if k != "failed_now"},
                          retry_failed=retry_failed, offline=offline, cache=str(cache_path) if cache_path else None,
