@@ -178,3 +178,19 @@ def test_a_bad_problem_file_design_names_the_field(change, field):
 
         from_dict(data)
     assert exc.value.field == field
+
+
+def test_a_problem_file_council_study_runs_through_the_store_and_its_stats(tmp_path):
+    """End to end as 'study run' does it: the records pass the record schema (task.problem), the folder's
+    status counts them, and the statistics read the file's metrics."""
+    from fairarena.study.analysis import analyse_study
+    from fairarena.study.design import to_toml
+    from fairarena.study.store import load_results, run_study
+
+    cfg = _seats_design()
+    root = tmp_path / "st"
+    run_study(cfg, to_toml(cfg), root)
+    rows = load_results(root)
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    assert {r["task"]["problem"] for r in rows} == {cfg.problem}
+    assert analyse_study(root) is not None

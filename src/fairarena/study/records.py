@@ -69,6 +69,7 @@ class CouncilTask(TypedDict):
     k: Optional[int]
     kind: Literal["council"]
     sample: int
+    problem: NotRequired[str]     # a problem file's path (domain "file"; its digest is in the key)
 
 
 class Worker(TypedDict):
@@ -93,6 +94,8 @@ class Usage(TypedDict, total=False):
     model_latency_s: float
     completion_tokens_per_s: Optional[float]
     budgeted_prompts: int
+    cached_prompt_tokens: int     # the prompt tokens the server said it reused (only when it said so)
+    prompt_reuse: float           # cached_prompt_tokens / prompt_tokens over those calls
 
 
 class AgentRound(TypedDict, total=False):
