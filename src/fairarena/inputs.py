@@ -12,9 +12,13 @@ Every failure is an :class:`~fairarena.errors.InputError` naming the field (``--
 - CSV cells that are not numbers (line named).
 
 Numbers given as strings (``"0.5"``) are rejected, not silently converted: :func:`require_numbers`
-walks decoded data and names the path of the first offending entry (``rewards[1][0]``).
+walks decoded data and names the path of the first offending entry (``rewards[1][0]``); with
+``limit`` it also refuses non-finite numbers and magnitudes above the limit (:data:`MAX_MAGNITUDE`
+for utilities). :func:`validate_model` applies the same rule to a pydantic model (strict types: no
+text or booleans for numbers, no numbers or text for booleans). :func:`check_int` bounds a count
+option (rounds, steps, cohorts) before any work.
 
-This module imports only the standard library.
+This module imports only the standard library (pydantic only inside :func:`validate_model`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,12 @@ from fairarena.errors import InputError
 
 MAX_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 64
+MAX_MAGNITUDE = 1e12
+"""Largest absolute utility, weight or score read from a file. Differences, squares and sums over a
+million agents of numbers up to 1e12 stay below 1e30, far from float64's overflow at 1.8e308, so no
+metric (Gini, variance, pairwise differences, normalisation by a range) can overflow or lose all
+precision; real utilities are shares, counts or scores far below it, and a larger value is almost
+always a sentinel or a unit error. (At 1e308 a range overflows to inf and the Gini reads 0.0.)"""
 
 
 def read_text(path: str | os.PathLike[str], field: str, *, max_bytes: int = MAX_BYTES) -> str:
@@ -168,11 +178,12 @@ def load_numbers_file(path: str | os.PathLike[str], field: str, *, max_bytes: in
     return parse_csv_numbers(text, field)
 
 
-def require_numbers(data: Any, field: str) -> Any:
+def require_numbers(data: Any, field: str, *, limit: float | None = None) -> Any:
     """Check every leaf of nested lists is a real number (not a string, not a bool); returns ``data``.
 
     Strings such as ``"0.5"`` are rejected with the path of the first one (``rewards[1][0]``): a
-    number typed as text is usually a sign the file was produced by the wrong tool.
+    number typed as text is usually a sign the file was produced by the wrong tool. With ``limit``,
+    every number must also be finite with ``abs(value) <= limit`` (see :data:`MAX_MAGNITUDE`).
     """
     stack: list[tuple[str, Any]] = [(field, data)]
     while stack:
@@ -183,4 +194,60 @@ def require_numbers(data: Any, field: str) -> Any:
             raise InputError(where, value, "expected a number, not text (write 0.5, not \"0.5\")")
         elif isinstance(value, bool) or not hasattr(value, "__float__"):
             raise InputError(where, value, "expected a number")
+        elif limit is not None:
+            check_magnitude(value, where, limit)
     return data
+
+
+def check_magnitude(value: Any, field: str, limit: float = MAX_MAGNITUDE) -> float:
+    """``float(value)``, refused unless finite with ``abs(value) <= limit`` (one line naming ``field``)."""
+    v = float(value)
+    if not math.isfinite(v):
+        raise InputError(field, value, "expected a finite number")
+    if abs(v) > limit:
+        raise InputError(field, value, f"expected a number of magnitude at most {limit:g} (larger values "
+                         "overflow the metrics; rescale the file)")
+    return v
+
+
+def check_int(value: Any, field: str, *, low: int, high: int, unit: str = "") -> int:
+    """An integer option within ``low..high`` (a documented limit); booleans, non-integers and values
+    outside the range are one line naming ``field``, before any work."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        what = f" {unit}" if unit else ""
+        raise InputError(field, value, f"expected an integer from {low:,} to {high:,}{what}")
+    return value
+
+
+_NUMBER_TYPES = {"int_type", "int_parsing", "int_from_float", "float_type", "float_parsing", "decimal_type"}
+
+
+def validate_model(model: Any, data: Any, field: str) -> Any:
+    """``model.model_validate(data, strict=True)`` (a pydantic model), its first error one line naming
+    ``field`` and the entry's path (``destination.pois[3].capacity``). Strict: a number written as text
+    (``"177"``) or as a boolean, a boolean written as a number or text (``1``, ``"yes"``), and a float
+    where an integer is expected (``177.0``) are refused rather than converted."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data, strict=True)
+    except ValidationError as exc:
+        raise model_error(exc, field) from None
+
+
+def model_error(exc: Any, field: str) -> InputError:
+    """The first error of a pydantic ``ValidationError`` as an :class:`InputError` naming its path."""
+    err = exc.errors()[0]
+    where = field + "".join(f"[{x}]" if isinstance(x, int) else f".{x}" for x in err["loc"])
+    value, kind, msg = err.get("input"), err.get("type", ""), err["msg"].removeprefix("Value error, ")
+    if kind in _NUMBER_TYPES and isinstance(value, str):
+        try:
+            hint = f" (write {float(value):g}, not \"{value}\")"
+        except ValueError:
+            hint = ""
+        msg = f"expected a number, not text{hint}"
+    elif kind in _NUMBER_TYPES and isinstance(value, bool):
+        msg = "expected a number, not true/false"
+    elif kind == "bool_type":
+        msg = "expected true or false"
+    return InputError(where, value, msg)

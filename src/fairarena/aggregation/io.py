@@ -1,7 +1,9 @@
 """Proposal files: ``{"agents": [{"name", "objective", "allocation": {PATIENT: {RESOURCE: amount}},
 "group"?, "weight"?}, ...], "candidates"?: {NAME: allocation}}`` for an allocation problem, or a bare
 utility profile ``{"candidates": [NAMES], "agents": [{"name", "utilities": [numbers]}]}`` (what the
-audit writes as witnesses). Read through :mod:`fairarena.inputs`; every error names the field."""
+audit writes as witnesses). Read through :mod:`fairarena.inputs`; every error names the field.
+Utilities and weights must be numbers (not text, not booleans), finite and of magnitude at most
+:data:`fairarena.inputs.MAX_MAGNITUDE` (1e12): beyond it the metrics overflow."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from fairarena.aggregation.objectives import OBJECTIVES
 from fairarena.aggregation.rules import Profile, Voter
 from fairarena.allocation.problem import AllocationProblem, allocation_from_mapping, allocation_to_mapping
 from fairarena.errors import InputError
+from fairarena.inputs import MAX_MAGNITUDE, check_magnitude, require_numbers
 
 __all__ = ["read_proposals", "parse_proposals", "is_utility_profile", "profile_to_json"]
 
@@ -46,6 +49,8 @@ def _agents_list(data: Any) -> list[Any]:
         w = ag.get("weight")
         if w is not None and (isinstance(w, bool) or not isinstance(w, (int, float)) or not np.isfinite(w) or w < 0):
             raise InputError(f"agents[{a}].weight", w, "a non-negative number")
+        if w is not None:
+            check_magnitude(w, f"agents[{a}].weight")
         g = ag.get("group")
         if g is not None and not isinstance(g, str):
             raise InputError(f"agents[{a}].group", g, "a group name (string)")
@@ -62,9 +67,10 @@ def parse_proposals(data: Any, problem: AllocationProblem | None, *, normalise: 
         rows = []
         for a, ag in enumerate(agents):
             u = ag["utilities"]
-            if (not isinstance(u, list) or len(u) != len(cands)
-                    or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in u)):
+            if not isinstance(u, list) or len(u) != len(cands):
                 raise InputError(f"agents[{a}].utilities", u, f"{len(cands)} numbers, one per candidate")
+            # numbers only (not "0.5", not true), finite and at most MAX_MAGNITUDE: larger ones overflow
+            require_numbers(u, f"agents[{a}].utilities", limit=MAX_MAGNITUDE)
             rows.append(u)
         return Profile.from_utilities([Voter(ag["name"], group=ag.get("group"), weight=ag.get("weight"))
                                        for ag in agents], cands, rows)

@@ -204,6 +204,10 @@ def register(app: typer.Typer) -> None:
         from fairarena.errors import InputError
         from fairarena.triage.cohort import CAPACITY_VARIANTS
 
+        for spec in model:   # an empty default spec would otherwise fall back to the scripted model
+            if not spec.strip():
+                raise InputError("model", spec, "an empty model spec: omit --model for the scripted model, or give "
+                                 "scripted | openai:MODEL@URL | llamacpp:PATH.gguf")
         if problem is not None:   # a problem file: its domain's debate (fairarena.domains.registry.PROBLEM_FILE_FORMS)
             from fairarena.domains.registry import problem_file_form
 

@@ -59,6 +59,9 @@ def register(app: typer.Typer) -> None:
         from fairarena.learners.catalog import parse_learners
         from fairarena.learners.simulate import read_batches
 
+        if "," in learner and any(not x.strip() for x in learner.split(",")):
+            # 'pf,,ef' or 'pf,' is a typo (a learner left out), not a list of two
+            raise InputError("learner", learner, "an empty entry in the comma-separated list of learners")
         specs = parse_learners(learner, gamma=gamma, delta=delta, alpha=alpha, growth=growth, form=nash_form)
         options: dict[str, Any] = {} if ef_kind is None else {"ef_kind": ef_kind}
         if options:

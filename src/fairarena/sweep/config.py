@@ -23,6 +23,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from fairarena.errors import InputError
 from fairarena.sweep.presets import PAPER, PRESETS  # noqa: F401  (PAPER re-exported)
 
+MAX_AGENTS = 500
+"""Largest number of agents ``N`` of a setting. Measured on 2 cores (one setting, K = 10, every Table 1
+policy): N = 500 takes 3.4 s; at N = 600 the GGI (OWA) program did not finish in 2 minutes. The
+paper's grid stops at N = 19."""
+MAX_ARMS = 1_000
+"""Largest number of arms ``K`` (and favourite count ``f``): N = 10, K = 1,000 takes 32 s for one setting.
+The paper's grid stops at K = 10."""
+MAX_SETTINGS = 1_000_000
+"""Largest full factorial (before ``--limit``), counted before any setting is made: 128 times the
+paper's 7,776 settings."""
+
 TABLE_POLICIES = ("pf", "ef", "uf", "nsw", "ggi")
 """The policies of the procedural-fairness paper's Table 1 (the default ``policies``)."""
 
@@ -65,10 +76,14 @@ class GridConfig(BaseModel):
 
     @field_validator("N", "K", "f")
     @classmethod
-    def _positive(cls, v: list[int]) -> list[int]:
+    def _positive(cls, v: list[int], info: Any) -> list[int]:
+        high = MAX_AGENTS if info.field_name == "N" else MAX_ARMS
         for j, x in enumerate(v):
             if x <= 0:
                 raise ValueError(f"entry {j} is {x}: expected positive integers")
+            if x > high:
+                raise ValueError(f"entry {j} is {x}: at most {high:,} "
+                                 f"({'agents' if info.field_name == 'N' else 'arms'}; docs/reliability.md)")
         return sorted(set(v))
 
     @field_validator("phi")
@@ -161,6 +176,10 @@ def derive_seed(master: int, key: str) -> int:
 def expand(cfg: GridConfig, limit: int | None = None) -> list[Setting]:
     """All settings of the grid, in (N, K, culture, phi, favourite mode, f) order; with ``limit``,
     the spread-out subsample :func:`subsample` keeps (seeds are derived for kept settings only)."""
+    size = grid_size(cfg)
+    if size > MAX_SETTINGS:
+        raise InputError("grid", f"{size:,} settings", f"at most {MAX_SETTINGS:,} settings in the full factorial "
+                         "(fewer N, K, cultures, phi or f values; docs/reliability.md)")
     out: list[Setting] = []
     for n in cfg.N:
         for k in cfg.K:
@@ -176,6 +195,14 @@ def expand(cfg: GridConfig, limit: int | None = None) -> list[Setting]:
                          "the full factorial is empty after filtering impossible combinations "
                          "(the 'fixed' favourite mode needs some f < K)")
     return [replace(s, seed=derive_seed(cfg.seed, s.key)) for s in subsample(out, limit)]
+
+
+def grid_size(cfg: GridConfig) -> int:
+    """The number of settings of the full factorial (what :func:`expand` makes without ``limit``), counted
+    without making them."""
+    per_k = sum((len(cfg.phi) if c == "mallows" else 1) for c in cfg.cultures)
+    modes = sum(sum(1 for k in cfg.K for f in cfg.f if f < k) if m == "fixed" else len(cfg.K) for m in cfg.favourites)
+    return len(cfg.N) * per_k * modes
 
 
 def _grid_summary(cfg: GridConfig) -> dict[str, Any]:
@@ -198,11 +225,14 @@ def subsample(settings: list[Setting], limit: int | None) -> list[Setting]:
 
 def _from_dict(data: dict[str, Any], where: str) -> GridConfig:
     try:
-        return GridConfig(**data)
+        # strict types: N = ["3"] or seed = true is refused, not converted (fairarena.inputs.validate_model)
+        return GridConfig.model_validate(data, strict=True)
     except ValidationError as exc:
+        from fairarena.inputs import model_error
+
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"]) or "config"
-        msg = err["msg"].removeprefix("Value error, ")
+        msg = model_error(exc, "").expected   # the common wording ("expected a number, not text ...")
         raise InputError(f"{where}{loc}" if loc != "config" else where.rstrip(".") or "config",
                          err.get("input"), msg) from None
 

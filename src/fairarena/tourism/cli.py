@@ -13,6 +13,16 @@ from fairarena.errors import InputError
 
 tourism_app = typer.Typer(name="tourism", help="Multistakeholder tourism: destinations, stakeholders, "
                           "recommendation lists and visitor flows decided by social choice.", no_args_is_help=True)
+MAX_ROUNDS = 50
+"""Largest ``--rounds`` of ``tourism run`` and ``tourism compare`` (the arena's own limit; 0: no debate)."""
+
+
+def _check_rounds(rounds: int) -> int:
+    if isinstance(rounds, bool) or not 0 <= rounds <= MAX_ROUNDS:
+        raise InputError("--rounds", rounds, f"0..{MAX_ROUNDS}")
+    return rounds
+
+
 audit_app = typer.Typer(name="audit", help="Audits of fairness goals: the conflict between two metrics.",
                         no_args_is_help=True)
 
@@ -120,8 +130,7 @@ def run_cmd(
     from fairarena.tourism.decisions import run
 
     check_seed(seed)
-    if not 0 <= rounds <= 50:
-        raise InputError("--rounds", rounds, "0..50")
+    _check_rounds(rounds)
     d, ss = _setup(destination, stakeholders, decision, k, attention)
     if model is not None and model != "scripted":
         # LLM agents (any backend) negotiate the flows through the arena; --rule is the arena's closing rule
@@ -203,6 +212,7 @@ def compare_cmd(
     from fairarena.tourism.compare import compare, plot_compare
 
     check_seed(seed)
+    _check_rounds(rounds)
     d, ss = _setup(destination, stakeholders, decision, k, attention)
     result = _write(out, force, "tourism compare", lambda: compare(d, ss, decision, k=k, rounds=rounds, seed=seed,
                                                                    attention=attention),

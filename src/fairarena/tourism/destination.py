@@ -306,12 +306,14 @@ def _first_error(exc: ValidationError, prefix: str) -> InputError:
 
 
 def parse_destination(data: Any, field: str = "destination") -> Destination:
+    """A destination from decoded JSON, with strict types (:func:`fairarena.inputs.validate_model`):
+    ``"capacity": "177"``, ``true`` for a number or ``"yes"`` for ``accessible`` are refused, naming the
+    entry (``destination.pois[0].capacity``), not converted."""
+    from fairarena.inputs import validate_model
+
     if not isinstance(data, dict):
         raise InputError(field, type(data).__name__, "a JSON object with pois and groups")
-    try:
-        return Destination.model_validate(data)
-    except ValidationError as exc:
-        raise _first_error(exc, field) from None
+    return validate_model(Destination, data, field)
 
 
 def load_destination(path: str | os.PathLike[str], field: str = "destination") -> Destination:
@@ -376,7 +378,7 @@ def from_csv(path: str | os.PathLike[str], groups: dict[str, int] | None = None,
             err = exc.errors()[0]
             raise InputError(f"{where} {'.'.join(str(x) for x in err['loc'])}", err.get("input"), err["msg"]) from None
         if len(pois[-1].baseline_load) != len(slots):
-            raise InputError(f"{where} baseline_load", v, f"one number or {len(slots)} separated by ';'")
+            raise InputError(f"{where} baseline_load", row["baseline_load"], f"one number or {len(slots)} separated by ';'")
     sizes = dict(groups) if groups else {p: PERSONAS[p].default_size for p in PERSONAS}
     free = sum(max(0.0, p.capacity - b) for p in pois for b in p.baseline_load) / len(slots)
     scale = min(1.0, 0.5 * free / max(1, sum(sizes.values())))
