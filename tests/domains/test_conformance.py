@@ -72,7 +72,7 @@ def test_the_docs_seats_domain_passes(seats_module):
     assert r.ok, r.table()
     st = statuses(r)
     assert st.pop("duel-study") == st.pop("council-study") == "skip" and set(st.values()) == {"pass"}
-    assert r.result("council-study").detail == f"{UNSUPPORTED} (study.domain = 'seats': expected one of triage, tourism)"
+    assert r.result("council-study").detail == f"{UNSUPPORTED} (study.domain = 'seats': expected one of triage, tourism, file)"
     assert "3 optimum agents (the kit's default)" in r.result("debate").detail
     assert "seats" not in DOMAINS   # registered only while its transcript was re-scored
 

@@ -150,5 +150,5 @@ def test_an_installed_distribution_registers_a_domain_through_the_entry_point_gr
     code = code.replace("warnings.simplefilter('error')", "warnings.simplefilter('ignore')")
     proc = _run(code + "; print(type(DOMAINS.get('triage')).__name__, DOMAINS.shadowed)", extra_path=tmp_path)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.splitlines() == ["False", "toyplug True", "toyplug triage,tourism,tourism-lists,file,toyplug",
+    assert proc.stdout.splitlines() == ["False", "toyplug True", "toyplug triage,tourism,tourism-lists,file,pb,toyplug",
                                         "TriageDomain [('triage', 'toyplug:HIDDEN')]"]

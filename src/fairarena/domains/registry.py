@@ -47,7 +47,12 @@ PROBLEM_FILE_FORMS = {"is_problem_file": "fairarena.problems.domain:is_problem_f
                       "debate": "fairarena.problems.cli:debate_command",
                       "council": "fairarena.problems.cli:council_command",
                       "conflict": "fairarena.problems.cli:conflict_command",
-                      "refuse": "fairarena.problems.cli:refuse"}
+                      "refuse": "fairarena.problems.cli:refuse",
+                      # what a council study on a problem file runs (fairarena.study.council)
+                      "council_profile": "fairarena.problems.run:council_profile",
+                      "rules": "fairarena.problems.run:council",
+                      "prepare_debate": "fairarena.problems.run:prepare_debate",
+                      "run_debate_on": "fairarena.problems.run:run_debate_on"}
 
 
 def problem_file_form(name: str) -> Any:

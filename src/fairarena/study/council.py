@@ -146,7 +146,9 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
 def _utility_rows(domain: Any, instance: Any, members: Sequence[str]) -> tuple[Any, Any]:
     """The council profile of the members (their optima as candidates) and, per member, the (lowest,
     highest) value over the candidates: the range a decision's utilities are normalised on."""
-    from fairarena.problems.run import council_profile
+    from fairarena.domains.registry import problem_file_form
+
+    council_profile = problem_file_form("council_profile")
 
     prof = council_profile(domain, instance, list(members))
     ps = {p.name: p for p in domain.participants(instance)}
@@ -165,7 +167,9 @@ def _row_summary(utilities: Mapping[str, float]) -> dict[str, Any]:
 def _file_rule_rows(problem: str, members: Sequence[str], rules: Sequence[str], seed: int) -> list[dict[str, Any]]:
     """The rows of ``rules`` on a problem file (``fairarena.problems.run.council``: the members' optima as
     candidates, utilities normalised per member over them; a lottery scored by its expected metrics)."""
-    from fairarena.problems.run import council
+    from fairarena.domains.registry import problem_file_form
+
+    council = problem_file_form("rules")
     from fairarena.study.design import file_problem
 
     domain, instance = file_problem(problem)
@@ -195,7 +199,9 @@ def _execute_file(task: Any, rules: Sequence[str], opts: Any, models: Mapping[st
     import tempfile
 
     from fairarena.allocation.problem import allocation_from_mapping
-    from fairarena.problems.run import prepare_debate, run_debate_on
+    from fairarena.domains.registry import problem_file_form
+
+    prepare_debate, run_debate_on = problem_file_form("prepare_debate"), problem_file_form("run_debate_on")
     from fairarena.study.design import file_problem
 
     domain, instance = file_problem(str(task.problem))
