@@ -279,3 +279,22 @@ def test_reading_checks_cost_no_extra_read(folder, monkeypatch):
     load_results(root)
     assert not [p for p in opened if p.endswith(".jsonl") and "debates" in p]
     assert len(read_records(root)) == len(tasks)
+
+
+def test_a_model_whose_proposals_are_not_valid_gives_readable_records(zero_server, tmp_path):
+    """A language model's invalid proposal has no metrics (None in its round summary and final): such a
+    record is a healthy record, not damage (real small models produce it; the read-time check refused it)."""
+    from fairarena.study.design import preset, to_toml
+    from fairarena.study.records import check_record
+    from fairarena.study.store import load_results, run_study
+
+    zero_server.reply = "no allocation here"
+    url = zero_server.base_url
+    cfg = preset("tiny", cohorts=1, agent_a=["aligned:care"], opponents=["baseline"], model_a=f"openai:m@{url}",
+                 model_b=f"openai:m@{url}", rag="off", rounds=1, max_repairs=0, baseline_control=False)
+    root = tmp_path / "st"
+    run_study(cfg, to_toml(cfg), root, backend="threads")
+    rows = load_results(root)
+    assert rows and all(r["rounds"][0]["a"]["metrics"] is None for r in rows if r["rounds"])
+    for r in rows:
+        check_record(r)

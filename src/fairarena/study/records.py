@@ -103,7 +103,7 @@ class AgentRound(TypedDict, total=False):
     feasible: bool
     repairs: int
     violations: list[Any]
-    metrics: Mapping[str, Any]
+    metrics: Optional[Mapping[str, Any]]   # None: the proposal was not valid (nothing to score)
 
 
 class Final(TypedDict, total=False):
@@ -135,7 +135,7 @@ class DuelRecord(_Common):
     rounds: list[Mapping[str, Union[int, AgentRound]]]
     final: Mapping[str, Final]
     feasible: Mapping[str, bool]
-    metrics: Mapping[str, Mapping[str, Any]]
+    metrics: Mapping[str, Optional[Mapping[str, Any]]]   # None: that final was not valid
     rag_notes: NotRequired[Mapping[str, Optional[str]]]
     mechanisms: NotRequired[Mapping[str, Any]]
 
