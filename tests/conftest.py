@@ -10,3 +10,10 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# tests/ on the path for the suite's shared helper modules (import_scan: the layer tests' one scanner);
+# test modules are imported by path (--import-mode=importlib), so this adds no test module name to it
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

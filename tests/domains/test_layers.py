@@ -4,24 +4,7 @@ runs debates, councils or studies, function-local imports included; the kit that
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "fairarena"
-
-
-def imports_of(package: str) -> dict[str, set[str]]:
-    """Every ``fairarena.*`` module each module of ``package`` imports, wherever the import statement is."""
-    out: dict[str, set[str]] = {}
-    for path in (SRC / package).rglob("*.py"):
-        names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module)
-            elif isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-        out[str(path.relative_to(SRC))] = {n for n in names if n.startswith("fairarena.")}
-    return out
+from import_scan import SRC, imports_of
 
 
 def packages_imported(package: str) -> set[str]:

@@ -4,25 +4,12 @@ cycles, aggregation <-> evaluation and tourism <-> evaluation, were hidden insid
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "fairarena"
+from import_scan import imports_of
 
 
 def imported(package: str) -> dict[str, set[str]]:
-    """Every ``fairarena.*`` module each module of ``package`` imports, wherever the import statement is."""
-    out: dict[str, set[str]] = {}
-    for path in (SRC / package).rglob("*.py"):
-        names: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module)
-                names.update(f"{node.module}.{a.name}" for a in node.names)
-            elif isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-        out[str(path.relative_to(SRC))] = {n for n in names if n.startswith("fairarena.")}
-    return out
+    """Each module of ``package`` -> the modules and the ``module.name``s it imports."""
+    return imports_of(package, names=True)
 
 
 def offenders(package: str, forbidden: str) -> list[str]:

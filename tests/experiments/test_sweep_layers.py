@@ -4,27 +4,12 @@ never the arena, a domain, the study or fairarena.experiments (function-local im
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
-SRC = Path(__file__).resolve().parents[2] / "src" / "fairarena"
+from import_scan import SRC, imported
 
 # the packages and top-level modules fairarena.sweep may import (anything else is a new dependency: add it
 # here only if it is not the debate study's side)
 ALLOWED = {"bandit", "preferences", "execution", "report", "errors", "fsutil", "inputs", "lazy", "registry",
            "provenance", "cli_common"}
-
-
-def imported(paths: list[Path]) -> set[str]:
-    """Every ``fairarena.*`` module imported by ``paths``, wherever the import statement is."""
-    names: set[str] = set()
-    for path in paths:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module)
-            elif isinstance(node, ast.Import):
-                names.update(a.name for a in node.names)
-    return {n for n in names if n.startswith("fairarena.")}
 
 
 def test_the_sweep_imports_no_study_arena_or_domain():
