@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from fairarena.arena.negotiator import Negotiator
 from fairarena.arena.profiles import Profile, parse_agent
@@ -140,7 +140,16 @@ def resolve_participants(agents: list[str] = (), *, agent_a: str | None = None, 
             raise InputError("agent", entry, "PROFILE or NAME=PROFILE, NAME of letters, digits, '-' or '_'")
         parse_agent(profile)
         out.append({"name": name, "profile": profile, "model": ""})
-    seen = [p["name"] for p in out]
+    return assign_models(out, models, model_b)
+
+
+def assign_models(participants: list[dict[str, Any]], models: Sequence[str],
+                  model_b: str | None = None) -> list[dict[str, Any]]:
+    """Give each participant (``{"name", "profile", "model"}``) its model spec, checked, nothing built:
+    ``models`` holds ``SPEC`` (every participant's default; at most one) or ``NAME=SPEC`` (one participant's;
+    NAME must be a participant), ``model_b`` the second participant's (the two-agent form); default
+    ``scripted``. The names must be distinct. Returns ``participants``."""
+    seen = [p["name"] for p in participants]
     if len(set(seen)) != len(seen):
         raise InputError("agent", ", ".join(seen), "distinct participant names")
     default, per = None, {}
@@ -159,7 +168,7 @@ def resolve_participants(agents: list[str] = (), *, agent_a: str | None = None, 
         if seen[1] in per:
             raise InputError("model-b", model_b, f"either --model-b or --model {seen[1]}=SPEC")
         per[seen[1]] = model_b
-    for p in out:
+    for p in participants:
         p["model"] = per.get(p["name"], default or "scripted")
         parse_model_spec(p["model"])
-    return out
+    return participants

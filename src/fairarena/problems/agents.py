@@ -202,8 +202,8 @@ def resolve_agents(domain: Any, instance: Any, agents: Sequence[str] = (), model
     ``agents``: ``PROFILE`` or ``NAME=PROFILE`` (default: ``aligned:<s>`` for every stakeholder ``s``); an
     aligned agent is named after its stakeholder unless named, a baseline ``baseline`` (then ``baseline2``...).
     ``models``: ``SPEC`` (every participant's; at most one) or ``NAME=SPEC``; default ``scripted``."""
+    from fairarena.arena.agents import assign_models
     from fairarena.arena.protocol import LIMITS
-    from fairarena.llm import parse_model_spec
 
     entries = list(agents) or [f"aligned:{s.name}" for s in instance.stakeholders]
     if not 2 <= len(entries) <= LIMITS["participants"]:
@@ -222,24 +222,7 @@ def resolve_agents(domain: Any, instance: Any, agents: Sequence[str] = (), model
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,31}", name):
             raise InputError("agent", entry, "PROFILE or NAME=PROFILE, NAME of letters, digits, '-' or '_'")
         out.append({"name": name, "profile": spec, "model": ""})
-    seen = [p["name"] for p in out]
-    if len(set(seen)) != len(seen):
-        raise InputError("agent", ", ".join(seen), "distinct participant names")
-    default, per = None, {}
-    for spec in models:
-        name, sep, rest = str(spec).partition("=")
-        if sep and name in seen:
-            if name in per:
-                raise InputError("model", spec, f"one --model {name}=SPEC per participant")
-            per[name] = rest
-        elif default is not None:
-            raise InputError("model", spec, f"one default --model SPEC; NAME=SPEC for one participant ({', '.join(seen)})")
-        else:
-            default = spec
-    for p in out:
-        p["model"] = per.get(p["name"], default or "scripted")
-        parse_model_spec(p["model"])
-    return out
+    return assign_models(out, models)
 
 
 def build_agents(domain: Any, instance: Any, participants: list[dict[str, Any]], **build: Any) -> list[Any]:
