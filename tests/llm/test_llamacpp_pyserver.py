@@ -35,7 +35,6 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 from collections import Counter
@@ -50,7 +49,7 @@ pytest.importorskip("llama_cpp.server.app")   # llama-cpp-python[server] (fastap
 from fairarena.arena.transcript import iter_turns, read_transcript  # noqa: E402
 from fairarena.study.design import expand, load_study, preset, to_toml  # noqa: E402
 from fairarena.study.store import load_results, transcript_path  # noqa: E402
-from fairarena.llm.server import free_port  # noqa: E402
+from fairarena.llm.server import free_port, stop, wait_ready  # noqa: E402
 
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
@@ -127,32 +126,13 @@ def py_servers(gguf: Path, n: int, tmp: Path) -> Iterator[list[PyServer]]:
                      "--port", str(port), "--n_ctx", str(CTX), "--n_threads", "1", "--n_threads_batch", "1",
                      "--cache", "True", "--verbose", "True"], stdout=out, stderr=subprocess.STDOUT)
             servers.append(PyServer(f"http://127.0.0.1:{port}/v1", log, proc))
-        deadline = time.monotonic() + 120
-        for s in servers:
-            while True:
-                if s.proc.poll() is not None:
-                    pytest.fail(f"llama_cpp.server exited {s.proc.returncode}: "
-                                + s.log.read_text(errors="replace")[-1500:])
-                try:
-                    with urllib.request.urlopen(f"{s.url}/models", timeout=2) as r:
-                        if r.status == 200:
-                            break
-                except OSError:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail("llama_cpp.server did not come up within 120 s")
-                time.sleep(0.1)
+        for s in servers:                  # started together above, then waited for one by one
+            wait_ready(s.proc, f"{s.url}/models", s.log, 120, "llama_cpp.server")
             s.poll()
         yield servers
     finally:
         for s in servers:
-            s.proc.terminate()
-        for s in servers:
-            try:
-                s.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                s.proc.kill()
-                s.proc.wait()
+            stop(s.proc)
 
 
 def watch(servers: Sequence[PyServer], until: subprocess.Popen, timeout: float, every: float = 0.02) -> None:

@@ -32,7 +32,7 @@ from fairarena.arena import DebateConfig, build_agent, run_debate  # noqa: E402
 from fairarena.arena.transcript import prompt_reuse  # noqa: E402
 from fairarena.llm import build_model  # noqa: E402
 from fairarena.llm.llamacpp_backend import bundled_gguf  # noqa: E402
-from fairarena.llm.server import free_port  # noqa: E402
+from fairarena.llm.server import free_port, stop, wait_ready  # noqa: E402
 from fairarena.triage import sample_cohort  # noqa: E402
 
 pytestmark = pytest.mark.llm
@@ -56,27 +56,10 @@ def native_server(gguf: Path, slots: int = SLOTS, ctx: int = CTX) -> Iterator[st
            "--parallel", str(slots), "--threads", "2", "--slots", "--no-webui"]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"llama-server exited {proc.returncode}: " + Path(log.name).read_text(errors="replace")[-1500:])
-            try:
-                with urllib.request.urlopen(f"{root}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama-server did not come up within 120 s")
-            time.sleep(0.25)
+        wait_ready(proc, f"{root}/health", Path(log.name), 120, "llama-server")
         yield root
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
 
 

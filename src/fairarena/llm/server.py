@@ -43,26 +43,37 @@ def llama_server(model_path: str | os.PathLike[str], *, port: int | None = None,
     log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + startup_timeout
-        while True:
-            if proc.poll() is not None:
-                raise LLMError(f"llama_cpp.server exited with code {proc.returncode}; log: {log.name}\n"
-                               + Path(log.name).read_text(errors="replace")[-2000:])
-            try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise LLMError(f"llama_cpp.server did not answer at {base_url} within {startup_timeout:g}s; log: {log.name}")
-            time.sleep(0.25)
+        wait_ready(proc, f"{base_url}/models", Path(log.name), startup_timeout, "llama_cpp.server")
         yield base_url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         log.close()
+
+
+def wait_ready(proc: subprocess.Popen, url: str, log: Path, timeout: float, name: str) -> None:
+    """Wait until ``url`` answers 200 (a started server's health or models route). LLMError naming ``name``
+    and quoting the end of ``log`` when the process exits first, or when ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise LLMError(f"{name} exited with code {proc.returncode}; log: {log}\n"
+                           + log.read_text(errors="replace")[-2000:])
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise LLMError(f"{name} did not answer at {url} within {timeout:g}s; log: {log}")
+        time.sleep(0.1)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Terminate a server process; kill it if it has not exited 10 s later."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
