@@ -115,7 +115,7 @@ def audit_problem(problem: DeclaredProblem, x: str, y: str, points: int = 50, to
     """The frontier between metrics ``x`` and ``y`` and the conflict summary (module doc); the result has the
     keys of :func:`fairarena.evaluation.conflict.audit_triage`'s."""
     from fairarena.evaluation.conflict import conflict_summary, pareto_front
-    from fairarena.problems.domain import optimum_of
+    from fairarena.problems.objectives import optimum_of
     from fairarena.problems.objectives import LINEAR_KINDS, metric_values
 
     check_metrics(problem, x, y, points)

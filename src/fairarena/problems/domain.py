@@ -164,9 +164,13 @@ class ProblemDomain:
         return objective_value(instance, instance.stakeholder(participant.name), np.asarray(x, dtype=float))
 
     def optimum(self, instance: DeclaredProblem, participant: Participant) -> np.ndarray:
+        from fairarena.problems.objectives import optimum_of
+
         return optimum_of(instance, participant.name)
 
     def optima(self, instance: DeclaredProblem) -> dict[str, np.ndarray]:
+        from fairarena.problems.objectives import optimum_of
+
         return {s.name: optimum_of(instance, s.name) for s in instance.stakeholders}
 
     # -- how agents see the instance -----------------------------------------------------------------------
@@ -249,17 +253,6 @@ def _shown(v: Any) -> str:
     return str(v)
 
 
-_OPTIMA: "weakref.WeakKeyDictionary[DeclaredProblem, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
-
-
-def optimum_of(instance: DeclaredProblem, name: str) -> np.ndarray:
-    """The stakeholder's exact optimum, solved once per problem object (a copy is returned)."""
-    from fairarena.problems.objectives import optimum
-
-    cache = _OPTIMA.setdefault(instance, {})
-    if name not in cache:
-        cache[name] = optimum(instance, instance.stakeholder(name))
-    return cache[name].copy()
 
 
 _EXAMPLES: dict[str, DeclaredProblem] = {}

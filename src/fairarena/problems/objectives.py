@@ -28,6 +28,7 @@ AllocationMILP` (status checked).
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -323,4 +324,15 @@ def stage_key(problem: DeclaredProblem, stakeholder: Stakeholder) -> str:
     return ", then ".join(parts)
 
 
-__all__ += ["compromise", "stage_key", "sign", "satisfaction_is_linear", "linear_expr", "group_key"]
+__all__ += ["compromise", "stage_key", "sign", "satisfaction_is_linear", "linear_expr", "group_key", "optimum_of"]
+
+
+_OPTIMA: "weakref.WeakKeyDictionary[DeclaredProblem, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
+
+
+def optimum_of(instance: DeclaredProblem, name: str) -> np.ndarray:
+    """The stakeholder's exact optimum, solved once per problem object (a copy is returned)."""
+    cache = _OPTIMA.setdefault(instance, {})
+    if name not in cache:
+        cache[name] = optimum(instance, instance.stakeholder(name))
+    return cache[name].copy()
