@@ -9,7 +9,8 @@
   naming ``out``), takes an exclusive lock (a second concurrent run exits 2 naming the holder),
   applies the rerun policy (refuse a folder holding another or a finished run unless ``force``;
   resume an unfinished compatible run where the command supports it), removes stale temporary files
-  and folders, and records the run's status (running / ok / failed / interrupted) in ``.run.json``.
+  and folders, and records the run's status (running / ok / failed / interrupted) in ``.run.json``; a
+  ``running`` record left by a run that died is told apart as ``killed`` or ``stale`` (:func:`run_state`).
 """
 
 from __future__ import annotations
@@ -329,8 +330,17 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
     - An :class:`InputError` raised inside the run (input only the command itself could check) removes
       the folder again when this run created it and nothing was written: a rejected run leaves nothing.
     - ``.run.json`` records command, config digest, pid, host, start and the final status:
-      ``ok`` on success, ``interrupted`` on Ctrl-C/SIGTERM (KeyboardInterrupt/SystemExit), else ``failed``
-      with the reason.
+      ``ok`` on success (also a ``SystemExit`` with code 0), ``interrupted`` on Ctrl-C/SIGTERM
+      (KeyboardInterrupt/SystemExit), ``failed`` with the reason on any other exception (``reason="bad
+      input"`` for an :class:`InputError` raised inside the run once something was written).
+    - A run killed outright (``kill -9``, power loss) cannot write its end, so ``.run.json`` keeps
+      ``running``. The next run takes the lock, which the kernel released when the holder died, so it
+      knows that run is dead and treats it as ``killed``: the refusal without ``force`` says "a killed
+      run", a ``resume`` continues it as any unfinished run, and the new ``.run.json`` keeps it under
+      ``previous`` (its command, pid, host, start and ``status: killed``) instead of overwriting it.
+    - Readers that do not take the lock use :func:`run_state`: a ``running`` record whose PID is dead on
+      this host reads as ``killed``; one whose PID lives but no longer holds the lock (a reused PID) reads
+      as ``stale``; both keep ``recorded: running``. A record from another host is left as it is.
 
     The lock is ``fcntl.flock`` on ``out/.lock``: released by the kernel when the process dies, so a
     killed run never leaves the folder locked. (It is advisory and local: NFS may not honour it.)
