@@ -215,17 +215,25 @@ def mechanisms_table(mech: Mapping[str, Any], digits: int = 3) -> Any:
 def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False,
                        allow_partial: bool = False) -> list[Path]:
     """Tables 2 and 3 as Markdown, LaTeX and CSV in ``out`` (plus the emergence measures as JSON); of a
-    council study, its two tables (plus the analysis as ``council.json``)."""
-    from fairarena.fsutil import atomic_write_json
-    from fairarena.report import write_tables
+    council study, its two tables (plus the analysis as ``council.json``).
 
-    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    The files are written as a set (:func:`fairarena.study.fileset.write_file_set`): every one is rendered
+    first, then all replace the folder's files together; a failure leaves the previous set as it was."""
+    import json
+
+    from fairarena.fsutil import json_default
+    from fairarena.report.tables import RENDERERS, render
+    from fairarena.study.fileset import write_file_set
     from fairarena.study.kinds import kind_of_analysis
 
-    paths = write_tables(study_tables(an), out)
+    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    texts: dict[str, str] = {}
+    for name, t in study_tables(an).items():
+        for f in ("markdown", "latex", "csv"):
+            texts[f"{name}{RENDERERS.entry(f).suffix}"] = render(t, f)
     for name, data in kind_of_analysis(an).files(an).items():
-        paths.append(atomic_write_json(Path(out) / name, data))
-    return paths
+        texts[name] = json.dumps(data, indent=2, sort_keys=False, default=json_default) + "\n"
+    return write_file_set(out, texts)
 
 
 def duel_files(an: StudyAnalysis) -> dict[str, Any]:
