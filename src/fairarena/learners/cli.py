@@ -44,6 +44,7 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output (no progress bar)."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
         resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out (same options): finished batches of seeds are read back, not rerun."),
+        progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between progress lines on stderr when it is not a terminal (0: every block of rounds); none with --json."),
     ) -> None:
         """Simulate fair bandit learners over many seeds: regrets, scores, policies, Figure 3."""
         from fairarena.errors import InputError
@@ -55,6 +56,9 @@ def register(app: typer.Typer) -> None:
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.learners.store import save_run, summary_document
 
+        from fairarena.progress import Progress, check_every
+
+        every = check_every(progress_every)
         T = parse_rounds(T_text)
         from fairarena.learners.catalog import parse_learners
         from fairarena.learners.simulate import read_batches
@@ -99,18 +103,15 @@ def register(app: typer.Typer) -> None:
             batches.mkdir(exist_ok=True)
             keep = dict(completed=completed,
                         on_result=lambda label, j, res: save_batch(batches / f"{label}.{j}.npz", res))
-            if json_out:
-                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, options=options, grid_points=grid,
-                                        **keep)
-            else:
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+            if not json_out:
                 console.print(f"[bold]{env!r}[/]: {len(specs)} learner(s) x {seeds} seed(s), T = {T}")
-                with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                              TimeElapsedColumn(), console=console, transient=False) as prog:
-                    tasks = {s.label(): prog.add_task(s.label(), total=T * seeds) for s in specs}
-                    results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address, options=options, grid_points=grid,
-                                            progress=lambda label, n: prog.advance(tasks[label], n), **keep)
+            # one count over every learner and seed: rounds simulated (simulate_many counts a resumed run's
+            # finished batches first)
+            with Progress(f"learn {env.name} ({len(specs)} learner(s) x {seeds} seed(s))",
+                          total=T * seeds * len(specs), unit="rounds", every=every, enabled=not json_out) as prog:
+                results = simulate_many(specs, env, T, seed_list, n_jobs=jobs, backend=backend, address=address,
+                                        options=options, grid_points=grid,
+                                        progress=None if json_out else (lambda label, n: prog.advance(n)), **keep)
             save_run(out, env, results, config, figure=figure)
             shutil.rmtree(batches, ignore_errors=True)  # the run is complete: its batches are in the tables
         doc = summary_document(env, results)
@@ -122,7 +123,7 @@ def register(app: typer.Typer) -> None:
 
         for col in ("learner", "final policy", *(x.upper() for x in FIGURE3_NOTIONS), "own regret", "slope",
                     "last PF mistake", "seconds"):
-            t.add_column(col, overflow="fold")
+            t.add_column(col, overflow="fold", no_wrap=col == "learner")   # learner names whole on 80 columns
         for lname, s in doc["learners"].items():
             reg = s["regret"].get(s["target"])
             t.add_row(lname, " ".join(f"{x:.2f}" for x in s["final_policy"]),

@@ -86,66 +86,7 @@ def run_cmd(
         raise typer.Exit(1)
 
 
-class RunProgress:
-    """Progress of a study run: debates/s, calls/s, tokens/s, each server's concurrency now and the error
-    rates. On a terminal a live rich line; otherwise one plain line to stderr every ``every`` seconds
-    (and at the end), so a log of a long run shows how it went."""
-
-    def __init__(self, name: str, backend: str, *, terminal: bool, every: float = 10.0,
-                 clock: Any = None) -> None:
-        import time
-
-        self.name = name
-        self.backend = backend
-        self.terminal = terminal
-        self.every = every
-        self.clock = clock or time.monotonic
-        self.t0 = self.clock()
-        self.last_line = -float("inf")
-        self.bar: Any = None
-        self.tid: Any = None
-        self.lines: list[str] = []
-
-    def __enter__(self) -> "RunProgress":
-        if self.terminal:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(TextColumn("[bold]study[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TextColumn("{task.fields[stats]}"), TimeElapsedColumn(),
-                                console=err_console, transient=True)
-            self.bar.__enter__()
-            self.tid = self.bar.add_task(f"{self.name} ({self.backend})", total=None, stats="")
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-    def stats(self, done: int, failed: int, inflight: int, total: int) -> str:
-        from fairarena.study.store import live_stats
-
-        st = live_stats()
-        dt = max(1e-9, self.clock() - self.t0)
-        live = st["calls"] - st["cached_calls"]
-        parts = [f"{done}/{total} debates", f"failed {failed}", f"in flight {inflight}",
-                 f"{done / dt:.2f} debates/s"]
-        if st["calls"]:
-            parts += [f"{live / dt:.1f} calls/s", f"{(st['prompt_tokens'] + st['completion_tokens']) / dt:.0f} tok/s",
-                      f"call errors {st['failed_calls'] / st['calls']:.1%}"]
-        for url, srv in st["servers"].items():
-            retries = f", backed off {srv['decreases']}x" if srv.get("decreases") else ""
-            parts.append(f"{url} x{srv['current']}/{srv['limit']}{retries}")
-        return "  ".join(parts)
-
-    def __call__(self, done: int, failed: int, inflight: int, total: int) -> None:
-        now = self.clock()
-        if self.bar is not None:
-            self.bar.update(self.tid, completed=done, total=total, stats=self.stats(done, failed, inflight, total))
-        elif now - self.last_line >= self.every or done == total:
-            self.last_line = now
-            line = f"study {self.name}: " + self.stats(done, failed, inflight, total)
-            self.lines.append(line)
-            err_console.print(line, highlight=False, soft_wrap=True, markup=False)
+from fairarena.progress import RunProgress  # noqa: E402  (moved to fairarena.progress; this import path still works)
 
 
 def _run(cfg: Any, text: str, out: Path, kw: dict[str, Any], as_json: bool, backend: str,

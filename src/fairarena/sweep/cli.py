@@ -50,6 +50,8 @@ def register(app: typer.Typer) -> None:
         json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout; no progress bar."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
         resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue an interrupted run in --out with the same grid and limit (its finished batches are read back, not rerun); --no-resume refuses such a folder unless --force."),
+        progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between progress lines on "
+                                             "stderr when it is not a terminal (0: every batch); none with --json."),
     ) -> None:
         """The full-factorial procedural-fairness sweep (Table 1, Figure 1)."""
         from fairarena.errors import InputError
@@ -61,6 +63,9 @@ def register(app: typer.Typer) -> None:
         from fairarena.sweep.run import run_sweep
         from fairarena.sweep.store import write_sweep
 
+        from fairarena.progress import Progress, check_every
+
+        every = check_every(progress_every)
         cfg = _grid(preset, config, seed)
         backend = check_backend(backend, workers, address)
         if limit is not None and limit < 1:
@@ -79,17 +84,10 @@ def register(app: typer.Typer) -> None:
                 shutil.rmtree(checkpoint, ignore_errors=True)
             elif not json_out:
                 console.print(f"resuming the unfinished run in {out}")
-            if json_out:
+            with Progress(f"sweep {cfg.name} ({backend})", total=total, unit="settings", every=every,
+                          enabled=not json_out) as progress:
                 res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
-                                checkpoint=checkpoint)
-            else:
-                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-                with Progress(TextColumn("[bold]sweep[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                              TimeElapsedColumn(), console=console, transient=True) as bar:
-                    tid = bar.add_task(f"{cfg.name} ({backend})", total=total)
-                    res = run_sweep(cfg, limit=limit, backend=backend, workers=workers, address=address,
-                                    progress=lambda done, n: bar.update(tid, completed=done), checkpoint=checkpoint)
+                                progress=None if json_out else progress, checkpoint=checkpoint)
             record = run_record(cfg.model_dump(), cfg.seed, command="sweep", limit=limit, backend=backend,
                                 workers=workers, address=address)
             summary = {**res.summary, "versions": record["versions"], "revision": record["revision"]}
