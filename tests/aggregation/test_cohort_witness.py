@@ -37,9 +37,11 @@ def test_cli_cohort_witness_reproduces(tmp_path, monkeypatch):
     # The witness needs a cohort where the mean is Pareto-dominated: the standard cohort of seed 0 as drawn
     # before issue 19. Under the paper's slots and SES-scale weights (the defaults since issue 19) the mean
     # and the median are dominated on none of the standard cohorts 0-59.
-    import fairarena.triage.archetypes as archetypes
+    # the audit samples its cohorts through the default domain (the registry's triage entry)
+    from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
 
-    monkeypatch.setattr(archetypes, "sample_cohort", _former_cohort)
+    monkeypatch.setattr(type(resolve(DEFAULT_DOMAIN)), "sample",
+                        lambda self, seed, capacity="standard": _former_cohort(seed, capacity))
     runner = CliRunner()
     r = runner.invoke(app, ["aggregate", "audit", "--rule", "mean", "--profiles", "5", "--search", "0",
                             "--instances", "0", "--cohorts", "1", "--json", "--witness", str(tmp_path)])

@@ -420,21 +420,23 @@ def pareto_improvement(profile: Any, allocation: np.ndarray) -> np.ndarray | Non
 
 
 def cohort_pareto_witnesses(rules: list[str], *, cohorts: int = 3, seed: int = 0,
-                            capacity: str = "standard") -> dict[str, Any]:
-    """Pareto efficiency of ``rules`` on the council of ``cohorts`` sampled triage cohorts (seeds
-    ``seed, seed+1, ...``; six agents, one per framework): per rule the cohorts checked and violated,
-    and for the first violation per rule a witness (the cohort, the proposals and the dominating
-    allocation) that :func:`write_cohort_witnesses` writes as files ``aggregate run`` accepts."""
-    from fairarena.aggregation.council import council_profile
+                            capacity: str = "standard", domain: Any = None) -> dict[str, Any]:
+    """Pareto efficiency of ``rules`` on the council of ``cohorts`` sampled instances (seeds ``seed,
+    seed+1, ...``) of ``domain`` (a registered name or a domain object; default the package's default
+    domain, :data:`fairarena.domains.registry.DEFAULT_DOMAIN`: triage cohorts, six agents, one per
+    framework): per rule the instances checked and violated, and for the first violation per rule a
+    witness (the instance, the proposals and the dominating allocation) that
+    :func:`write_cohort_witnesses` writes as files ``aggregate run`` accepts. The instance comes from the
+    domain (``sample``, with the ``capacity`` variant when the domain has ``variants``; ``problem``)."""
+    from fairarena.aggregation.council import council_profile, sample_instance
     from fairarena.aggregation.rules import aggregate
     from fairarena.aggregation.objectives import utilities
-    from fairarena.triage.archetypes import sample_cohort
 
     table = {r: {"checked": 0, "violations": 0} for r in rules}
     witnesses: list[dict[str, Any]] = []
     for c in range(seed, seed + cohorts):
-        cohort = sample_cohort(c, capacity)
-        prof = council_profile(cohort.to_problem())
+        dom, cohort = sample_instance(domain, c, capacity)
+        prof = council_profile(dom.problem(cohort))
         for r in rules:
             d = aggregate(prof, r)
             if d.lottery is not None:  # ex post Pareto is the random audit's; an expected allocation is not a decision
@@ -446,7 +448,7 @@ def cohort_pareto_witnesses(rules: list[str], *, cohorts: int = 3, seed: int = 0
                 table[r]["violations"] += 1
                 if not any(w["rule"] == r for w in witnesses):
                     objs = [a.objective for a in prof.agents]
-                    witnesses.append({"rule": r, "axiom": "pareto", "cohort_seed": c, "cohort": cohort,
+                    witnesses.append({"rule": r, "axiom": "pareto", "cohort_seed": c, "cohort": cohort, "domain": dom,
                                       "profile": prof, "decision": x, "dominating": better,
                                       "utilities": utilities(prof.problem, objs, x[None])[:, 0].tolist(),
                                       "dominating_utilities": utilities(prof.problem, objs, better[None])[:, 0].tolist()})
@@ -468,7 +470,7 @@ def write_cohort_witnesses(result: dict[str, Any], folder: str | os.PathLike[str
     for w in result["witnesses"]:
         p = w["profile"].problem
         base = os.path.join(folder, f"{w['rule']}__pareto")
-        atomic_write_json(base + "__cohort.json", w["cohort"].to_dict())
+        atomic_write_json(base + "__cohort.json", w["domain"].to_dict(w["cohort"]))
         doc = profile_to_json(w["profile"])
         doc["audit"] = {"rule": w["rule"], "axiom": "pareto", "cohort_seed": w["cohort_seed"],
                         "decision": allocation_to_mapping(p, w["decision"]), "utilities": w["utilities"],

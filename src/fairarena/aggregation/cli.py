@@ -16,11 +16,15 @@ aggregate_app = typer.Typer(name="aggregate", help="Social-choice aggregation of
 
 
 def _problem(path: Optional[Path]) -> Any:
+    """The allocation problem of the instance file ``path`` of the default domain (a triage cohort file),
+    read through the domain registry and protocol (``load_instance``, ``problem``); None without a path."""
     if path is None:
         return None
-    from fairarena.triage.cohort import load_cohort
+    from fairarena.domains.protocol import load_instance
+    from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
 
-    return load_cohort(path).to_problem()
+    domain = resolve(DEFAULT_DOMAIN)
+    return domain.problem(load_instance(domain, path))
 
 
 @aggregate_app.command("rules")
@@ -260,12 +264,13 @@ def council_cmd(
         return problem_file_form("council")(problem, rule, seed, out, force, as_json)
     from fairarena.aggregation.council import council
     from fairarena.aggregation.rules import RULES
+    from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
     from fairarena.errors import InputError
-    from fairarena.triage.cohort import CAPACITY_VARIANTS
 
     check_seed(seed)
-    if capacity not in CAPACITY_VARIANTS:
-        raise InputError("--capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
+    variants = tuple(getattr(resolve(DEFAULT_DOMAIN), "variants", None) or ())
+    if capacity not in variants:
+        raise InputError("--capacity", capacity, f"one of {', '.join(variants)}")
     for r in rule:
         RULES.check(r)
     warn_egalitarian(egalitarian)

@@ -24,7 +24,24 @@ import numpy as np
 
 from fairarena.errors import InputError
 
-__all__ = ["CouncilResult", "council", "council_profile"]
+__all__ = ["CouncilResult", "council", "council_profile", "sample_instance"]
+
+
+def sample_instance(domain: Any, seed: int, variant: str | None = None) -> tuple[Any, Any]:
+    """``(domain object, instance)``: the instance of ``seed`` that ``domain`` samples (a registered name,
+    ``MODULE:OBJECT`` or a domain object; None: the package's default domain,
+    :data:`fairarena.domains.registry.DEFAULT_DOMAIN`). ``variant`` is passed on to ``sample`` only by a
+    domain with ``variants`` (triage's capacity variants), checked against them first (InputError naming
+    ``capacity``)."""
+    from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
+
+    dom = resolve(DEFAULT_DOMAIN if domain is None else domain)
+    variants = getattr(dom, "variants", None)
+    if variants:
+        if variant not in tuple(variants):
+            raise InputError("capacity", variant, f"one of {', '.join(variants)}")
+        return dom, dom.sample(seed, variant)
+    return dom, dom.sample(seed)
 
 
 def council_profile(problem: Any, frameworks: Sequence[str] | None = None, *, egalitarian: str = "pareto") -> Any:
@@ -91,9 +108,12 @@ class CouncilResult:
 def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] | None = None,
             joint: Mapping[str, np.ndarray] | None = None, rule_seed: int = 0,
             problem: Any = None, frameworks: Sequence[str] | None = None,
-            egalitarian: str = "pareto") -> CouncilResult:
+            egalitarian: str = "pareto", domain: Any = None) -> CouncilResult:
     """Aggregate the council's six proposals on cohort ``seed`` (``capacity`` variant) by every rule in
     ``rules`` (default: every registered rule) and score each decision (module doc).
+
+    The cohort is the instance ``domain`` samples (:func:`sample_instance`; default the package's default
+    domain, triage) and its problem ``domain.problem(instance)``: this module names no domain.
 
     ``joint`` maps a label to an allocation decided otherwise (e.g. ``{"debate": x}``); each becomes
     one more row of kind ``joint``. ``problem`` overrides the sampled cohort. A lottery is scored on the
@@ -108,9 +128,8 @@ def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] |
     from fairarena.aggregation.stakeholders import evaluate
 
     if problem is None:
-        from fairarena.triage.archetypes import sample_cohort
-
-        problem = sample_cohort(seed, capacity).to_problem()
+        dom, instance = sample_instance(domain, seed, capacity)
+        problem = dom.problem(instance)
     names = list(RULES) if rules is None else list(rules)
     for nm in names:
         RULES.check(nm)

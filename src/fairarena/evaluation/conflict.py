@@ -11,9 +11,11 @@ For two metrics ``x`` and ``y`` of one problem:
   absolute values as auxiliaries ``d_ij``, and is minimised exactly by Dinkelbach's method (a short
   sequence of MILPs ``min sum d_ij - lam n sum v``). ``var`` has no linear form: pairs with it are
   sampled (framework optima, an exact frontier against the Gini of CNSS, seeded random allocations).
-  The result's ``method`` and ``exact`` say which. Tourism destinations: sampled, in
-  :mod:`fairarena.tourism.conflict` (which uses this module's frontier and summary; this module
-  imports no domain package but the triage cohort reader of :func:`load_triage`).
+  The result's ``method`` and ``exact`` say which; its ``problem`` names the problem's domain (the
+  problem's ``domain_name``, else ``label``). Tourism destinations: sampled, in
+  :mod:`fairarena.tourism.conflict` (which uses this module's frontier and summary). This module imports
+  no domain package and names none: :func:`load_triage` reads a cohort through the domain registry
+  (:data:`fairarena.domains.registry.DEFAULT_DOMAIN`) and the protocol.
 * **no conflict** when one decision is optimal for both (the frontier collapses to the ideal point
   within ``tol`` of each metric's range);
 * the **price of fairness** both ways: ``PoF_x = (x* - x(y-opt)) / |x*|``, the relative loss in ``x`` when
@@ -34,7 +36,15 @@ from fairarena.allocation.metrics import metrics_with_form
 from fairarena.errors import InputError
 
 __all__ = ["TRIAGE_EXACT", "TRIAGE_LINEAR", "TRIAGE_RATIO", "TRIAGE_SAMPLED", "pareto_front", "conflict_summary",
-           "audit_triage", "audit_triage_sampled", "load_triage", "min_gini", "plot_frontier"]
+           "audit_triage", "audit_triage_sampled", "load_triage", "min_gini", "plot_frontier", "problem_label"]
+
+
+def problem_label(problem: Any, label: str | None = None) -> str:
+    """What an audit result's ``problem`` says: ``label`` when given, else the problem's ``domain_name``
+    (a domain's problem class may name its domain), else ``"allocation"``."""
+    if label is not None:
+        return str(label)
+    return str(getattr(problem, "domain_name", None) or "allocation")
 
 def pareto_front(X: np.ndarray, Y: np.ndarray, dx: str, dy: str) -> np.ndarray:
     """Indices of the non-dominated points (sorted by ``X``) for directions ``dx``, ``dy`` ("max"/"min")."""
@@ -271,7 +281,7 @@ def _random_allocations(problem: Any, count: int, seed: int) -> list[np.ndarray]
 
 
 def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e-6, reuse: bool = True,
-                 samples: int = RANDOM_SAMPLES, seed: int = 0) -> dict[str, Any]:
+                 samples: int = RANDOM_SAMPLES, seed: int = 0, label: str | None = None) -> dict[str, Any]:
     """Pareto frontier of two allocation metrics on a triage problem, and the conflict summary.
 
     Exact (``result["exact"]``) for every pair of :data:`TRIAGE_EXACT`: the epsilon-constraint method
@@ -286,7 +296,7 @@ def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e
 
     check_triage_metrics(x, y)
     if x in TRIAGE_SAMPLED or y in TRIAGE_SAMPLED:
-        return audit_triage_sampled(problem, x, y, points, tol, samples, seed)
+        return audit_triage_sampled(problem, x, y, points, tol, samples, seed, label)
     check_gini_defined(problem, x, y)
     defined = "gini" in (x, y)
     if x in TRIAGE_LINEAR or (y not in TRIAGE_LINEAR and x == "gini"):
@@ -300,7 +310,7 @@ def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e
     keep = pareto_front(vx, vy, dx, dy)
     how = ("Dinkelbach for the Gini objective, " if obj in TRIAGE_RATIO else "") + \
           ("Gini bound as linear rows, " if con in TRIAGE_RATIO else "")
-    out = {"problem": "triage", "method": f"exact (epsilon-constraint on {con}, {how}HiGHS)", "exact": True,
+    out = {"problem": problem_label(problem, label), "method": f"exact (epsilon-constraint on {con}, {how}HiGHS)", "exact": True,
            "x": x, "y": y, "directions": {x: dx, y: dy}, "points": [[float(vx[i]), float(vy[i])] for i in keep],
            "solved": solved, "grid": int(points)}
     out.update(conflict_summary(vx, vy, dx, dy, tol))
@@ -309,7 +319,7 @@ def audit_triage(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e
 
 
 def audit_triage_sampled(problem: Any, x: str, y: str, points: int = 50, tol: float = 1e-6,
-                         samples: int = RANDOM_SAMPLES, seed: int = 0) -> dict[str, Any]:
+                         samples: int = RANDOM_SAMPLES, seed: int = 0, label: str | None = None) -> dict[str, Any]:
     """A sampled frontier (for metrics without a linear form, the variance of CNSS): the non-dominated
     points among every framework's optimum, the exact epsilon-constraint allocations of the other axis
     (ESG when both lack a linear form) against the Gini of CNSS (the linear measure of CNSS dispersion),
@@ -332,7 +342,7 @@ def audit_triage_sampled(problem: Any, x: str, y: str, points: int = 50, tol: fl
     vx, vy = np.asarray(batch[x], float)[ok], np.asarray(batch[y], float)[ok]
     dx, dy = METRICS.entry(x).direction, METRICS.entry(y).direction
     keep = pareto_front(vx, vy, dx, dy)
-    out = {"problem": "triage", "exact": False,
+    out = {"problem": problem_label(problem, label), "exact": False,
            "method": f"sampled ({int(ok.sum())} allocations: {len(optima)} framework optima, {len(front)} exact "
                      f"{other}-vs-gini_cnss frontier allocations, {len(rand)} random feasible ones, seed {seed}; "
                      f"{' and '.join(m for m in (x, y) if m in TRIAGE_SAMPLED)} has no linear form)",
@@ -343,13 +353,16 @@ def audit_triage_sampled(problem: Any, x: str, y: str, points: int = 50, tol: fl
     return out
 
 
-def load_triage(data: Any, x: str, y: str) -> Any:
-    """The allocation problem of a triage cohort (parsed JSON ``data``) for an audit of ``x`` against
-    ``y``, both checked first (registered, different; the nursing Gini defined on the cohort)."""
-    from fairarena.triage import parse_cohort
+def load_triage(data: Any, x: str, y: str, domain: Any = None) -> Any:
+    """The allocation problem of an instance of ``domain`` (parsed JSON ``data``; default the package's
+    default domain, :data:`fairarena.domains.registry.DEFAULT_DOMAIN`: a triage cohort) for an audit of
+    ``x`` against ``y``, both checked first (registered, different; the nursing Gini defined on it). Read
+    through the protocol: ``domain.problem(domain.from_dict(data))``."""
+    from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
 
     check_triage_metrics(x, y)
-    problem = parse_cohort(data).to_problem()
+    dom = resolve(DEFAULT_DOMAIN if domain is None else domain)
+    problem = dom.problem(dom.from_dict(data))
     check_gini_defined(problem, x, y)
     return problem
 

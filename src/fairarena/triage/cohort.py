@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Callable, Literal, Mapping
+from typing import Annotated, Any, Callable, ClassVar, Literal, Mapping
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, field_validator, model_validator
@@ -353,6 +353,8 @@ def survival_label(s: float, scheme: str = "main") -> str:
 class TriageProblem(AllocationProblem):
     """An :class:`AllocationProblem` built from a :class:`Cohort` (kept in ``cohort``)."""
 
+    #: the domain the problem belongs to (what a conflict audit's ``problem`` says)
+    domain_name: ClassVar[str] = "triage"
     cohort: Cohort | None = None
 
     @classmethod
