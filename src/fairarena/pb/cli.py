@@ -7,6 +7,7 @@ from typing import Optional
 import typer
 
 from fairarena.cli_common import check_seed, cli_errors, console, emit_json
+from fairarena.inputs import check_int
 
 pb_app = typer.Typer(name="pb", help="Participatory budgeting on real Pabulib elections: every rule, the groups' "
                                      "debate and the city's actual outcome.",
@@ -20,6 +21,8 @@ def compare_cmd(
     groups: str = typer.Option("auto", "--groups", help="age, sex, category, clusters:K or auto."),
     utility: str = typer.Option("approval", "--utility", help="A group's utility: approval, cost or cardinality."),
     seed: int = typer.Option(0, "--seed", help="Seed of the clusters and the debate."),
+    min_group: int = typer.Option(10, "--min-group", help="Groups with fewer voters are left out of the stakeholder "
+                                                          "groups (their votes still count)."),
     no_debate: bool = typer.Option(False, "--no-debate", help="Leave the scripted debate out."),
     axioms: bool = typer.Option(False, "--axioms", help="Check EJR and PJR with pabutools (approval, <= 10 projects; "
                                                         "slow with many voters)."),
@@ -36,13 +39,55 @@ def compare_cmd(
     parse_scheme(groups)
     if utility not in GROUP_UTILITIES:
         raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
+    check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
     path = file if file is not None else str(example_path("wieliczka"))
     read_election(path)                      # a bad file: one line, exit 2, before any work
-    result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms)
+    result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms, min_group=min_group)
     if as_json:
         emit_json(result)
     else:
         console.print(table(result), highlight=False, soft_wrap=True, markup=False)
+
+
+@pb_app.command("audit")
+@cli_errors
+def audit_cmd(
+    paths: list[str] = typer.Argument(..., metavar="DIR_OR_FILES", help="A folder of .pb files, or .pb files."),
+    groups: str = typer.Option("auto", "--groups", help="age, sex, category, clusters:K or auto."),
+    utility: str = typer.Option("approval", "--utility", help="A group's utility: approval, cost or cardinality."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the clusters."),
+    min_group: int = typer.Option(10, "--min-group", help="Groups with fewer voters are left out of the groups."),
+    jobs: int = typer.Option(1, "--jobs", help="Worker processes (1..64)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole audit as JSON."),
+    out: Optional[str] = typer.Option(None, "--out", help="Also write the whole audit as JSON to this file."),
+) -> None:
+    """Every rule and the EJR/PJR audit over many elections: violations with minimal witnesses, trade-offs."""
+    from pathlib import Path
+
+    from fairarena.errors import InputError
+    from fairarena.fsutil import atomic_write_json
+    from fairarena.pb.audit import audit, collect_files, report_text
+    from fairarena.pb.election import read_election
+    from fairarena.pb.groups import GROUP_UTILITIES, parse_scheme
+
+    check_seed(seed, "--seed")
+    parse_scheme(groups)
+    if utility not in GROUP_UTILITIES:
+        raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
+    check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
+    check_int(jobs, "--jobs", low=1, high=64, unit="processes")
+    if out is not None and (not out or Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
+        raise InputError("--out", out, "a file path in an existing folder")
+    files = collect_files(paths)
+    for f in files:                          # every file checked before any work or write
+        read_election(f, "DIR_OR_FILES")
+    result = audit(files, groups, utility, seed, min_group, jobs)
+    if out is not None:
+        atomic_write_json(out, result)
+    if as_json:
+        emit_json(result)
+    else:
+        console.print(report_text(result), highlight=False, soft_wrap=True, markup=False)
 
 
 def register(app: typer.Typer) -> None:

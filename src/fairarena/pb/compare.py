@@ -52,16 +52,16 @@ def _debate(d: Any, inst: Any, seed: int) -> np.ndarray:
 
 
 def compare(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
-            debate: bool = True, axioms: bool = False) -> dict[str, Any]:
+            debate: bool = True, axioms: bool = False, min_group: int | None = None) -> dict[str, Any]:
     """Every row on the election at ``path`` (module doc), as JSON data."""
     from fairarena.pb import rules as pbr
     from fairarena.pb.domain import PBDomain, instance_of
     from fairarena.pb.election import read_election
     from fairarena.pb.fair import FEASIBLE_SET_RULES, feasible_set_rule
-    from fairarena.pb.groups import make_groups
+    from fairarena.pb.groups import MIN_GROUP_SIZE, make_groups
 
     e = read_election(path)
-    g = make_groups(e, groups, utility, seed)
+    g = make_groups(e, groups, utility, seed, min_size=MIN_GROUP_SIZE if min_group is None else min_group)
     inst = instance_of(e, g)
     d = PBDomain(inst)
     decided: list[tuple[str, str, np.ndarray, str]] = []
@@ -89,7 +89,8 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
     return {"file": str(path), "title": e.title, "vote_type": e.vote_type, "budget": e.budget,
             "projects": e.n_projects, "voters": e.n_voters, "rule": e.rule, "groups": {
                 "scheme": g.scheme, "utility": g.utility, "names": list(g.names), "keys": list(inst.keys),
-                "sizes": g.sizes.tolist(), "entitlement": inst.entitlement.tolist()}, "rows": rows}
+                "sizes": g.sizes.tolist(), "entitlement": inst.entitlement.tolist(),
+                "left_out": [list(x) for x in g.left_out]}, "rows": rows}
 
 
 def table(result: dict[str, Any]) -> str:

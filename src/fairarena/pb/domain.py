@@ -276,13 +276,15 @@ class PBDomain:
         return None
 
 
-def domain_for(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0) -> PBDomain:
+def domain_for(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
+               min_group: int | None = None) -> PBDomain:
     """The PB domain bound to the election at ``path`` with the given groups."""
     from fairarena.pb.election import read_election
-    from fairarena.pb.groups import make_groups
+    from fairarena.pb.groups import MIN_GROUP_SIZE, make_groups
 
     e = read_election(path)
-    return PBDomain(instance_of(e, make_groups(e, groups, utility, seed)))
+    return PBDomain(instance_of(e, make_groups(e, groups, utility, seed,
+                                               min_size=MIN_GROUP_SIZE if min_group is None else min_group)))
 
 
 #: the registered domain ``pb`` (module doc)

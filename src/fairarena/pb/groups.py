@@ -13,6 +13,12 @@ Group schemes (``--groups``):
 * ``auto`` — ``age`` where ballots record an age, else ``category`` where projects carry one, else
   ``clusters:3``.
 
+Groups with fewer than ``min_size`` voters (:data:`MIN_GROUP_SIZE` = 10 by default, ``--min-group``) are left out
+of the stakeholder groups (their voters still vote: rules, approvals and the axioms count them) and listed in
+``left_out``: a group of one voter (``age unknown`` in Warsaw-Wesoła 2023) would otherwise weigh as much as 500
+in the group max-min, leximin and Nash rules, one person choosing the leximin set. When fewer than two groups
+reach the size, the two largest are kept. ``min_size=1`` keeps every group.
+
 A group's utility for a project set ``S`` is linear, ``sum_{j in S} C[g, j]``, with ``C`` by satisfaction:
 ``approval`` (default) — the share of the group's approval mass (approvals, points) that ``S`` funds;
 ``cost`` — the mean over members of the share of the cost of its supported projects that ``S`` funds
@@ -29,7 +35,10 @@ import numpy as np
 from fairarena.errors import InputError
 from fairarena.pb.election import Election
 
-__all__ = ["Groups", "make_groups", "GROUP_UTILITIES", "parse_scheme"]
+__all__ = ["Groups", "make_groups", "GROUP_UTILITIES", "parse_scheme", "MIN_GROUP_SIZE"]
+
+#: groups with fewer voters are left out of the stakeholder groups (module doc)
+MIN_GROUP_SIZE = 10
 
 GROUP_UTILITIES = ("approval", "cost", "cardinality")
 AGE_BANDS = ((0, 30, "age <30"), (30, 45, "age 30-44"), (45, 60, "age 45-59"), (60, 200, "age 60+"))
@@ -46,6 +55,7 @@ class Groups:
     coef: np.ndarray
     mass: np.ndarray
     utility: str
+    left_out: tuple[tuple[str, int], ...] = ()
 
 
 def parse_scheme(scheme: str, field: str = "--groups") -> tuple[str, int]:
@@ -130,9 +140,11 @@ def _labels_clusters(e: Election, k: int, seed: int) -> list[str]:
 
 
 def make_groups(e: Election, scheme: str = "auto", utility: str = "approval", seed: int = 0,
-                field: str = "--groups") -> Groups:
-    """The election's voters in groups (module doc)."""
+                field: str = "--groups", min_size: int = MIN_GROUP_SIZE) -> Groups:
+    """The election's voters in groups (module doc); ``member`` is -1 for a voter of a group left out."""
     kind, k = parse_scheme(scheme, field)
+    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or min_size < 1:
+        raise InputError("--min-group", min_size, "a whole number of voters >= 1")
     if utility not in GROUP_UTILITIES:
         raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
     tag = _project_tag(e)
@@ -147,11 +159,18 @@ def make_groups(e: Election, scheme: str = "auto", utility: str = "approval", se
     names = sorted(set(labels), key=lambda t: (t in ("other", "age unknown", "sex unknown"), t))
     if kind == "age":
         names = [n for _, _, n in AGE_BANDS if n in labels] + (["age unknown"] if "age unknown" in labels else [])
+    counts = {n: labels.count(n) for n in names}
+    kept = [n for n in names if counts[n] >= min_size]
+    if len(kept) < 2:
+        big = sorted(names, key=lambda n: (-counts[n], names.index(n)))[:2]
+        kept = [n for n in names if n in big]
+    left_out = tuple((n, counts[n]) for n in names if n not in kept)
+    names = kept
     pos = {n: g for g, n in enumerate(names)}
-    member = np.array([pos[t] for t in labels])
+    member = np.array([pos.get(t, -1) for t in labels])
     G = len(names)
     S = e.scores
-    sizes = np.bincount(member, minlength=G)
+    sizes = np.bincount(member[member >= 0], minlength=G)
     mass = np.zeros((G, e.n_projects))
     coef = np.zeros((G, e.n_projects))
     if utility == "approval":
@@ -170,4 +189,4 @@ def make_groups(e: Election, scheme: str = "auto", utility: str = "approval", se
         else:
             coef[g] = per[rows].sum(axis=0) / max(1, rows.sum())
     label = kind if kind != "clusters" else f"clusters:{k}"
-    return Groups(label, tuple(names), member, sizes, coef, mass, utility)
+    return Groups(label, tuple(names), member, sizes, coef, mass, utility, left_out)

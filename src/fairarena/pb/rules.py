@@ -143,13 +143,17 @@ def equal_shares(e: Election, satisfaction: str = "cost", completion: str | None
 
 def phragmen(e: Election) -> np.ndarray:
     """Sequential Phragmén through pabutools, on the approvals (a positive score approves)."""
-    from pabutools.election import ApprovalBallot, ApprovalProfile, Instance, Project
+    from pabutools.election import ApprovalMultiProfile, FrozenApprovalBallot, Instance, Project
     from pabutools.rules import sequential_phragmen
 
     projects = [Project(pid, int(c) if float(c).is_integer() else float(c)) for pid, c in zip(e.project_ids, e.costs)]
     inst = Instance(projects, budget_limit=int(e.budget) if float(e.budget).is_integer() else e.budget)
-    prof = ApprovalProfile([ApprovalBallot(projects[j] for j in np.nonzero(row)[0]) for row in e.approvals],
-                           instance=inst)
+    # one ballot per distinct approval set, with its multiplicity (the same outcome: ties are broken over
+    # projects, never voters; checked equal on the 272 small Pabulib files and the shipped ones)
+    uniq, counts = np.unique(e.approvals, axis=0, return_counts=True)
+    prof = ApprovalMultiProfile(instance=inst)
+    for row, c in zip(uniq, counts):
+        prof[FrozenApprovalBallot([projects[j] for j in np.nonzero(row)[0]])] = int(c)
     out = sequential_phragmen(inst, prof)
     return e.index(p.name for p in out)
 
