@@ -122,3 +122,31 @@ def test_known_witness_on_real_small_file():
     assert not out["EJR"] and w["T"] == ["G060GO", "G080GO"] or w["T"] == ["G080GO", "G060GO"]
     assert w["size"] == 22 and w["cost"] == 15400
     assert len(collect_files([str(SMALL)])) == 272
+
+
+def test_compare_aggregation_rows_are_lotteries_over_the_groups_proposals(tmp_path):
+    from fairarena.pb.compare import compare
+    from fairarena.pb.domain import domain_for
+
+    f = example_path("wesola")
+    out = compare(f, "age", debate=False)
+    agg = [r for r in out["rows"] if r["rule"].startswith("agg:")]
+    assert {"agg:utilitarian", "agg:leximin", "agg:plurality", "agg:pf-lottery"} <= {r["rule"] for r in agg}
+    d = domain_for(f, "age")
+    inst = d.instance
+    optima = {k: [p for p, s in zip(inst.project_ids, inst.mask(d.optimum(inst, part))) if s]
+              for k, part in zip(inst.keys, d.participants(inst))}
+    for r in agg:
+        assert sum(r["lottery"].values()) == pytest.approx(1.0)
+        for c, ids in r["sets"].items():
+            assert ids == optima[c]                       # every candidate is a group's own optimum
+        exp = sum(p * d.evaluate_set(inst, inst.mask(inst.x(np.isin(inst.project_ids, r["sets"][c]))))["approvals"]
+                  for c, p in r["lottery"].items())
+        assert r["metrics"]["approvals"] == pytest.approx(exp)
+    plurality = next(r for r in agg if r["rule"] == "agg:plurality")
+    assert len(plurality["lottery"]) == 4 and set(plurality["lottery"].values()) == {0.25}   # one favourite each
+    png = tmp_path / "w.png"
+    r = runner.invoke(app, ["pb", "compare", "--file", str(f), "--groups", "age", "--no-debate", "--plot", str(png)])
+    assert r.exit_code == 0 and png.read_bytes()[:4] == b"\x89PNG" and "agg:borda" in r.output
+    r = runner.invoke(app, ["pb", "compare", "--file", str(f), "--plot", str(tmp_path / "w.txt")])
+    assert r.exit_code == 2 and "--plot" in r.output

@@ -27,6 +27,8 @@ def compare_cmd(
     axioms: bool = typer.Option(False, "--axioms", help="Check EJR and PJR with pabutools (approval, <= 10 projects; "
                                                         "slow with many voters)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    plot_path: Optional[str] = typer.Option(None, "--plot", help="Write a PNG: approvals vs the worst-off group, "
+                                                                  "one point per row."),
 ) -> None:
     """Every PB rule, the feasible-set rules over the groups, a scripted debate and the city's outcome."""
     from fairarena.pb.compare import compare, table
@@ -42,7 +44,16 @@ def compare_cmd(
     check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
     path = file if file is not None else str(example_path("wieliczka"))
     read_election(path)                      # a bad file: one line, exit 2, before any work
+    if plot_path is not None:
+        from pathlib import Path
+
+        if not plot_path.lower().endswith(".png") or not Path(plot_path).resolve().parent.is_dir():
+            raise InputError("--plot", plot_path, "a .png path in an existing folder")
     result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms, min_group=min_group)
+    if plot_path is not None:
+        from fairarena.pb.compare import plot
+
+        plot(result, plot_path)
     if as_json:
         emit_json(result)
     else:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["compare", "table", "AXIOM_MAX_PROJECTS"]
+__all__ = ["compare", "table", "plot", "AXIOM_MAX_PROJECTS"]
 
 AXIOM_MAX_PROJECTS = 10
 
@@ -51,8 +51,36 @@ def _debate(d: Any, inst: Any, seed: int) -> np.ndarray:
     return inst.mask(allocation_from_mapping(d.problem(inst), joint["allocation"], "joint"))
 
 
+def _aggregation_rows(d: Any, inst: Any, seed: int) -> list[dict[str, Any]]:
+    """fairarena's candidate-set aggregation rules over the groups' proposals (each group proposes its own
+    optimum feasible set; utilities normalised per group over the proposals): one row per rule, its decision a
+    lottery over the proposals (a single proposal with probability 1 when the rule is deterministic and
+    untied); the row's metrics are the lottery's expected metrics, its ``projects`` the likeliest proposal's."""
+    from fairarena.aggregation.rules import aggregate
+    from fairarena.conformance.council import candidate_profile, council_rules
+
+    profile = candidate_profile(d, inst)
+    sets = {c: inst.mask(x) for c, x in zip(profile.candidates, profile.X)}
+    ids = {c: [p for p, s in zip(inst.project_ids, m) if s] for c, m in sets.items()}
+    rows = []
+    for rule in council_rules(profile):
+        dec = aggregate(profile, rule, seed=seed)
+        lot = dec.lottery if dec.lottery is not None else {dec.winner or dec.draw: 1.0}
+        lot = {c: float(p) for c, p in lot.items() if p > 1e-12}
+        ms = {c: d.evaluate_set(inst, sets[c]) for c in lot}
+        metrics = {k: float(sum(p * ms[c][k] for c, p in lot.items())) for k in next(iter(ms.values()))}
+        top = max(lot, key=lambda c: (lot[c], -profile.candidates.index(c)))
+        how = ("lottery: " + ", ".join(f"{c} {p:.2f}" for c, p in sorted(lot.items(), key=lambda t: -t[1]))
+               if len(lot) > 1 else f"the proposal of {top}")
+        rows.append({"rule": f"agg:{rule}", "kind": "aggregation over the groups' proposals", "how": how,
+                     "projects": ids[top], "cost": float(inst.costs[sets[top]].sum()), "metrics": metrics,
+                     "lottery": lot, "sets": {c: ids[c] for c in lot}})
+    return rows
+
+
 def compare(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
-            debate: bool = True, axioms: bool = False, min_group: int | None = None) -> dict[str, Any]:
+            debate: bool = True, axioms: bool = False, min_group: int | None = None,
+            aggregation: bool = True) -> dict[str, Any]:
     """Every row on the election at ``path`` (module doc), as JSON data."""
     from fairarena.pb import rules as pbr
     from fairarena.pb.domain import PBDomain, instance_of
@@ -74,6 +102,7 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
         decided.append((r, "over groups", mask, how))
     if debate:
         decided.append(("debate", "scripted group agents", _debate(d, inst, seed), "optimum agents, joint draft, 3 rounds"))
+    agg = _aggregation_rows(d, inst, seed) if aggregation else []
     actual = e.index(e.selected) if e.selected is not None else None
     if actual is not None:
         decided.append(("actual", f"the city ({e.rule or 'rule not stated'})", actual, "the file's selected column"))
@@ -86,6 +115,15 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
             row["distance"] = {"projects": int(diff.sum()), "budget": float(e.costs[diff].sum() / e.budget)}
         row.update(_axioms(e, mask) if axioms else {"EJR": None, "PJR": None, "axioms_note": "not checked (--axioms)"})
         rows.append(row)
+        if name == FEASIBLE_SET_RULES[-1]:
+            for arow in agg:                       # the aggregation rows after the feasible-set rules
+                if actual is not None:
+                    arow["distance"] = {
+                        "projects": float(sum(p * (e.index(arow["sets"][c]) ^ actual).sum() for c, p in arow["lottery"].items())),
+                        "budget": float(sum(p * e.costs[e.index(arow["sets"][c]) ^ actual].sum() for c, p in arow["lottery"].items())
+                                        / e.budget)}
+                arow.update({"EJR": None, "PJR": None, "axioms_note": "not checked (a lottery over the proposals)"})
+                rows.append(arow)
     return {"file": str(path), "title": e.title, "vote_type": e.vote_type, "budget": e.budget,
             "projects": e.n_projects, "voters": e.n_voters, "rule": e.rule, "groups": {
                 "scheme": g.scheme, "utility": g.utility, "names": list(g.names), "keys": list(inst.keys),
@@ -113,3 +151,28 @@ def table(result: dict[str, Any]) -> str:
     widths = [max(len(c), *(len(row[i]) for row in lines)) for i, c in enumerate(cols)]
     fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
     return "\n".join([head, fmt(cols), "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(c) for c in lines])
+
+
+def plot(result: dict[str, Any], path: str | Path) -> Path:
+    """Every row as a point: approvals satisfied (x) against the worst-off group's utility (y), labelled."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 5))
+    colours = {"PB rule": "tab:blue", "over groups": "tab:green"}
+    for r in result["rows"]:
+        m = r["metrics"]
+        c = colours.get(r["kind"], "tab:red" if r["rule"] == "actual" else "tab:orange" if r["rule"].startswith("agg:")
+                        else "tab:purple")
+        ax.scatter(m["approvals"], m["worst"], color=c, s=36)
+        ax.annotate(r["rule"], (m["approvals"], m["worst"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("approvals satisfied (share of all support)")
+    ax.set_ylabel("worst-off group's utility")
+    ax.set_title(f"{result['title']} ({result['groups']['scheme']} groups)", fontsize=9)
+    fig.tight_layout()
+    out = Path(path)
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
