@@ -1,10 +1,11 @@
 """Speed of the PB domain (docs/performance.md, "Participatory budgeting"):
 
 * Equal Shares with the add1 completion on Wieliczka 2023 (6,586 voters, 64 projects): ours and pabutools' own;
-* every rule + the audit (EJR, PJR, the group metrics) over the 272 small Pabulib instances;
+* every rule + the audit (our exact EJR/PJR, the group metrics, the trade-offs: ``fairarena pb audit``) over the
+  272 small Pabulib instances, with ``--jobs`` worker processes (default 2);
 * the exact feasible-set rules (enumeration) on a 10-project instance, each.
 
-Run: python benchmarks/bench_pb.py [--small DIR]  (DIR: the 272 small .pb files; default the shared data folder)
+Run: python benchmarks/bench_pb.py [--small DIR] [--jobs N] [--skip-pabutools]  (DIR: the 272 small .pb files; default the shared data folder)
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from fairarena.pb import rules
-from fairarena.pb.compare import compare
+from fairarena.pb.audit import audit
 from fairarena.pb.domain import example_path
 from fairarena.pb.election import read_election
 from fairarena.pb.fair import FEASIBLE_SET_RULES, feasible_set_rule
@@ -27,6 +28,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--small", default="/work/shared/data/pabulib/small")
     ap.add_argument("--skip-pabutools", action="store_true")
+    ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     e = read_election(example_path("wieliczka"))
     t = time.perf_counter(); ours = rules.equal_shares(e, "cost", "add1"); t1 = time.perf_counter() - t
@@ -40,9 +42,9 @@ def main() -> None:
               f"(equal to our add1-exhaustive: {same})")
     files = sorted(Path(a.small).glob("*.pb"))
     t = time.perf_counter()
-    for f in files:
-        compare(f, "clusters:3", debate=False)
-    print(f"every rule + audit over {len(files)} small instances: {time.perf_counter() - t:.1f} s")
+    audit(files, jobs=a.jobs)
+    print(f"every rule + audit (fairarena pb audit) over {len(files)} small instances, {a.jobs} processes: "
+          f"{time.perf_counter() - t:.1f} s")
     f10 = example_path("falenica")
     e10 = read_election(f10)
     g = make_groups(e10, "age")
