@@ -214,7 +214,7 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
         assert js("return document.querySelectorAll('#emergence table.fa').length") == 5
         svg = js("return [...document.querySelectorAll('#emergence svg, #figures svg')].map(s => "
                  "[s.getBoundingClientRect().width, s.querySelectorAll('path').length])")
-        assert len(svg) == 2 + 3 + 1
+        assert len(svg) == 2 + 3 + 1 + 2 * 3         # + joint vs sides and a slopegraph per focus metric
         assert all(n > 20 for _, n in svg)
         assert all(w > 200 for w, _ in svg[:2])                  # the visible tab's figures have a size
         drv.save_screenshot(str(OUT / "study_report_emergence.png"))
@@ -228,6 +228,9 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
         assert drv.find_element(By.CSS_SELECTOR, ".dd-count").text == "8 of 8 shown"
         first = drv.find_element(By.CSS_SELECTOR, "details.item summary")
         first.click()
+        from selenium.webdriver.support.ui import WebDriverWait    # the transcript is inflated when opened
+
+        WebDriverWait(drv, 10).until(lambda d: js("return document.querySelector('details.item').dataset.loaded"))
         body = js("var d=document.querySelector('details.item'); return [d.open, d.querySelectorAll('table').length,"
                   " d.innerText]")
         assert body[0] and body[1] >= 4                          # round and final proposals of both agents

@@ -24,7 +24,8 @@ from fairarena.lazy import lazy_exports
 if TYPE_CHECKING:
     from fairarena.report.tables import Table
 
-_FIGURES = ("means_figure", "prefix_ids", "svg_of", "utility_heatmap")
+_FIGURES = ("joint_vs_sides_figure", "means_figure", "prefix_ids", "slopegraph_figure", "svg_of",
+            "utility_heatmap")
 _HTML = ("DrillDown", "FigureBlock", "Item", "KeyValues", "Preformatted", "Report", "Section", "Text",
          "render_html", "write_html")
 _TABLES = ("FORMATS", "PAPER_PANELS", "RENDERERS", "Cell", "Panel", "Row", "Table", "format_num", "format_p",

@@ -4,7 +4,9 @@
 inline in HTML: text as paths (no font dependency in the browser), no creation date (same input, same
 bytes), and every ``id`` prefixed so several figures in one page never share an id.
 :func:`means_figure` is the standard study figure: per framework, the mean of A and of its opponent
-with their 95% bootstrap intervals, one panel per pairing.
+with their 95% bootstrap intervals, one panel per pairing. :func:`joint_vs_sides_figure` puts the joint
+recommendation against each side's final, one point per cohort; :func:`slopegraph_figure` follows each
+side from its round-1 proposal to its final and to the joint recommendation.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from matplotlib import rc_context
@@ -104,4 +106,98 @@ def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
     fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=7, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
+    return fig
+
+
+OPPONENT_COLOURS = ("#ff7f0e", "#9467bd", "#8c564b", "#17becf", "#e377c2", "#7f7f7f")
+FRAMEWORK_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+def _finite(*xs: object) -> bool:
+    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
+
+
+def joint_vs_sides_figure(points: Sequence[Mapping[str, object]], metric: str, *, direction: str = "higher",
+                          opponents: Sequence[str] = ()) -> Figure:
+    """Two panels: the joint recommendation against A's final (left) and against the opponent's final
+    (right), one point per cohort and opponent (``points``: dicts with ``cohort``, ``opponent``, ``a``,
+    ``b``, ``joint`` -- the metric's values of one debate; averaged per cohort and opponent; missing or
+    non-finite values skipped), the diagonal y = x, and per panel the share of points on the better side
+    of it (above for ``direction="higher"``)."""
+    opponents = list(opponents) or list(dict.fromkeys(str(p["opponent"]) for p in points))
+    acc: dict[tuple[object, str], list[list[float]]] = {}
+    for p in points:
+        for k, side in enumerate(("a", "b")):
+            if _finite(p.get(side), p.get("joint")):
+                cell = acc.setdefault((p["cohort"], str(p["opponent"])), [[], [], [], []])
+                cell[2 * k].append(float(p[side]))          # type: ignore[arg-type]
+                cell[2 * k + 1].append(float(p["joint"]))   # type: ignore[arg-type]
+    fig = Figure(figsize=(9.0, 3.6), layout="constrained")
+    axes = fig.subplots(1, 2, squeeze=False)[0]
+    for k, (ax, who) in enumerate(zip(axes, ("A", "opponent"))):
+        xs_all, ys_all, better = [], [], 0
+        for j, opp in enumerate(opponents):
+            xs, ys = [], []
+            for (_, o), cell in acc.items():
+                if o == opp and cell[2 * k]:
+                    xs.append(float(np.mean(cell[2 * k])))
+                    ys.append(float(np.mean(cell[2 * k + 1])))
+            ax.scatter(xs, ys, s=14, alpha=0.75, color=OPPONENT_COLOURS[j % len(OPPONENT_COLOURS)],
+                       label=f"A vs {opp}", edgecolors="none")
+            xs_all += xs
+            ys_all += ys
+        better = sum((y > x) if direction == "higher" else (y < x) for x, y in zip(xs_all, ys_all))
+        if xs_all:
+            lo, hi = min(xs_all + ys_all), max(xs_all + ys_all)
+            pad = (hi - lo) * 0.05 or 0.01
+            ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=0.8, ls=":")
+        ax.set_xlabel(f"{who}'s final {metric}", fontsize=8)
+        ax.set_ylabel(f"joint {metric}", fontsize=8)
+        ax.set_title(f"joint vs {who}: {better} of {len(xs_all)} cohort points "
+                     f"{'above' if direction == 'higher' else 'below'} y = x", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7, frameon=False)
+    fig.suptitle(f"{metric} ({direction} is better): joint recommendation against each side, one point per cohort",
+                 fontsize=9)
+    return fig
+
+
+def slopegraph_figure(lines: Sequence[Mapping[str, object]], metric: str, *, direction: str = "higher",
+                      frameworks: Sequence[str] = (), opponents: Sequence[str] = ()) -> Figure:
+    """Slopegraphs from round 1 to final to joint: one panel per side (A, its opponent) and opponent;
+    ``lines``: dicts with ``framework``, ``opponent``, ``side`` ("A" or "opponent") and ``values``, the
+    metric at round 1, final and joint of one debate (non-finite values end a line). Each debate a thin grey
+    line, the mean per framework a coloured line with points."""
+    frameworks = list(frameworks) or list(dict.fromkeys(str(x["framework"]) for x in lines))
+    opponents = list(opponents) or list(dict.fromkeys(str(x["opponent"]) for x in lines))
+    stages = ("round 1", "final", "joint")
+    fig = Figure(figsize=(2.6 * 2 * len(opponents) + 1.0, 3.4), layout="constrained")
+    axes = fig.subplots(1, 2 * len(opponents), sharey=True, squeeze=False)[0]
+    for j, opp in enumerate(opponents):
+        for k, side in enumerate(("A", "opponent")):
+            ax = axes[2 * j + k]
+            grey_x: list[float] = []
+            grey_y: list[float] = []
+            for fi, fw in enumerate(frameworks):
+                vals = [list(map(float, x["values"])) for x in lines       # type: ignore[call-overload]
+                        if x["opponent"] == opp and x["side"] == side and x["framework"] == fw
+                        and all(_finite(v) for v in x["values"])]           # type: ignore[attr-defined]
+                for v in vals:
+                    grey_x += [0, 1, 2, math.nan]
+                    grey_y += [*v, math.nan]
+                if vals:
+                    mean = np.mean(np.array(vals), axis=0)
+                    ax.plot(range(3), mean, "-o", color=FRAMEWORK_COLOURS[fi % len(FRAMEWORK_COLOURS)], lw=1.8,
+                            ms=4, label=fw, zorder=3)
+            ax.plot(grey_x, grey_y, color="#9aa3ad", lw=0.5, alpha=0.35, zorder=1)   # one path for every debate
+            ax.set_xticks(range(3), stages, fontsize=7)
+            ax.set_xlim(-0.2, 2.2)
+            ax.tick_params(labelsize=7)
+            ax.grid(axis="y", alpha=0.3)
+            ax.set_title(f"A vs {opp}: {'A' if side == 'A' else opp}", fontsize=8)
+    axes[0].set_ylabel(f"{metric} ({direction} is better)", fontsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside upper center", ncols=min(len(labels), 6), fontsize=7, frameon=False)
     return fig

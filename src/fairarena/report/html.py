@@ -4,18 +4,26 @@ A :class:`Report` is a title and :class:`Section` s; a section holds blocks — 
 :class:`~fairarena.report.tables.Table`, :class:`FigureBlock` (a matplotlib figure or SVG text, inlined
 as SVG), :class:`KeyValues` (e.g. the study file's fields and provenance), :class:`Preformatted` and a
 :class:`DrillDown` of per-item details (e.g. one item per debate: its transcript, proposal tables and
-metrics) with a text filter, tag filters and expand/collapse-all.
+metrics) with a text filter, tag filters, sorting by an item's numbers and expand/collapse-all; an item's
+``lazy`` blocks (e.g. a debate's transcript) are embedded gzip-compressed and base64-encoded, inflated
+by the page (the browser's ``DecompressionStream``) when the item is first opened, so thousands of
+transcripts fit in one offline file. Tables whose ``meta["dims"]`` name their dimensions get drop-down
+filters (metric, framework, opponent) per section; every table sorts by a click on a column header.
 
 Everything is inline: the stylesheet, the SVG figures and a small script (tabs, drill-down filter).
 A Content-Security-Policy meta tag forbids every external load (``default-src 'none'``), so a report
-that works in the test browser works offline. Without JavaScript every section is shown one after
-another and each drill-down item is a native ``<details>`` element.
+that works in the test browser works offline. Tabs are addressable by URL (``report.html#tables``;
+changing the hash switches the tab). Without JavaScript every section is shown one after another, each
+drill-down item is a native ``<details>`` element and compressed bodies are not shown.
 """
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import json
+import math
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -27,7 +35,7 @@ from matplotlib.figure import Figure
 
 from fairarena.fsutil import atomic_write_text
 from fairarena.report.figures import prefix_ids, svg_of
-from fairarena.report.tables import Table, to_html
+from fairarena.report.tables import Table, table_dim_values, to_html
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,8 @@ class Item:
     blocks: Sequence[Block] = ()
     summary: str = ""
     tags: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, float] = field(default_factory=dict)   # numbers the drill-down can sort by
+    lazy: Sequence[Block] = ()   # more blocks, embedded gzip-compressed (base64), rendered when first opened
 
 
 @dataclass(frozen=True)
@@ -134,25 +144,101 @@ details.item[open]>summary{background:var(--soft);border-bottom:1px solid var(--
 details.item .body{padding:4px 12px 10px}
 .tag{display:inline-block;background:var(--soft);border-radius:10px;padding:0 7px;margin-left:4px;font-size:11.5px;color:var(--muted)}
 footer{color:var(--muted);font-size:12px;padding:14px 28px;border-top:1px solid var(--line)}
+table.fa th.sortable{cursor:pointer}
+table.fa th.sortable:hover{color:var(--acc)}
+table.fa th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
+table.fa th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
+.tfilter{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:6px 0 4px;font-size:13px}
+.tfilter select{font:inherit;font-size:13px;padding:4px 8px}
+.tf-count,.tf-hint,.dd-size{color:var(--muted);font-size:13px}
+.figrow{display:flex;flex-wrap:wrap;gap:12px}
+.figrow>figure{flex:1 1 560px;min-width:0}
 @media print{nav.tabs{display:none}html.js section.sec{display:block}}
 """
 
 _JS = """
 (function(){
   var d=document; d.documentElement.classList.add('js');
-  var tabs=[].slice.call(d.querySelectorAll('nav.tabs button'));
+  var all=function(root,q){return [].slice.call(root.querySelectorAll(q));};
+  var tabs=all(d,'nav.tabs button');
   function show(id){
     var found=false;
     tabs.forEach(function(b){var on=b.dataset.target===id; b.setAttribute('aria-selected',on); if(on)found=true;});
     if(!found&&tabs.length){id=tabs[0].dataset.target; tabs[0].setAttribute('aria-selected',true);}
-    [].forEach.call(d.querySelectorAll('section.sec'),function(s){s.classList.toggle('active',s.id===id);});
+    all(d,'section.sec').forEach(function(s){s.classList.toggle('active',s.id===id);});
   }
-  tabs.forEach(function(b){b.addEventListener('click',function(){show(b.dataset.target); history.replaceState(null,'','#'+b.dataset.target);});});
+  tabs.forEach(function(b){b.addEventListener('click',function(){
+    show(b.dataset.target); if(location.hash!=='#'+b.dataset.target) history.pushState(null,'','#'+b.dataset.target);});});
+  window.addEventListener('hashchange',function(){show((location.hash||'').slice(1));});
+  window.addEventListener('popstate',function(){show((location.hash||'').slice(1));});
   show((location.hash||'').slice(1));
-  [].forEach.call(d.querySelectorAll('.drilldown'),function(dd){
-    var items=[].slice.call(dd.querySelectorAll('details.item'));
-    var q=dd.querySelector('input.dd-filter'), sels=[].slice.call(dd.querySelectorAll('select.dd-tag'));
+  function num(t){var x=parseFloat(String(t).replace(/[^0-9eE.+\\-]/g,'')); return isNaN(x)?null:x;}
+  function cmp(a,b){ if(a[0]!==null&&b[0]!==null) return a[0]-b[0]; if(a[0]!==null) return -1; if(b[0]!==null) return 1;
+    return a[1]<b[1]?-1:a[1]>b[1]?1:0; }
+  /* sortable tables: click a column header (or the row-label header) */
+  all(d,'table.fa').forEach(function(t){
+    var heads=all(t,'thead th.leaf, thead th.ix');
+    heads.forEach(function(th){
+      th.tabIndex=0; th.classList.add('sortable');
+      function sort(){
+        var col=th.classList.contains('ix')?0:(+th.dataset.col+1), dir=th.getAttribute('aria-sort')==='ascending'?-1:1;
+        heads.forEach(function(h){h.removeAttribute('aria-sort');});
+        th.setAttribute('aria-sort',dir>0?'ascending':'descending');
+        all(t,'tbody').forEach(function(tb){
+          var rows=all(tb,'tr').filter(function(r){return !r.classList.contains('group');});
+          rows.map(function(r,i){var c=r.children[col], txt=c?c.textContent:''; return [[col?num(txt):null, txt], r, i];})
+            .sort(function(a,b){return dir*cmp(a[0],b[0])||a[2]-b[2];}).forEach(function(x){tb.appendChild(x[1]);});
+        });
+      }
+      th.addEventListener('click',sort); th.addEventListener('keydown',function(ev){if(ev.key==='Enter')sort();});
+    });
+  });
+  /* table filters (metric, framework, opponent) of a section's tables */
+  all(d,'.tfilter').forEach(function(bar){
+    var sec=bar.closest('section')||d, sels=all(bar,'select');
+    function ok(el){ return sels.every(function(s){ var v=el.getAttribute('data-f-'+s.dataset.dim); return !s.value||v===null||v===s.value; }); }
+    function apply(){
+      var shown=0;
+      all(sec,'table.fa[data-dims]').forEach(function(t){
+        var leaves=all(t,'thead th.leaf'), vis=leaves.map(ok);
+        leaves.forEach(function(th,k){th.hidden=!vis[k];});
+        all(t,'thead th.span').forEach(function(th){
+          var a=+th.dataset.c0, n=+th.dataset.n, k=0; for(var i=a;i<a+n;i++) if(vis[i]) k++;
+          th.hidden=k===0; if(k) th.colSpan=k;
+        });
+        var rowsShown=0;
+        all(t,'tbody').forEach(function(tb){
+          var any=false;
+          all(tb,'tr').forEach(function(r){
+            if(r.classList.contains('group')) return;
+            var on=ok(r); r.hidden=!on; if(on){any=true; rowsShown++;}
+            [].slice.call(r.children,1).forEach(function(c,k){c.hidden=!vis[k];});
+          });
+          all(tb,'tr.group').forEach(function(g){g.hidden=!any||!ok(g);});
+        });
+        var on=rowsShown>0&&vis.some(Boolean); t.hidden=!on; if(on) shown++;
+      });
+      bar.querySelector('.tf-count').textContent=shown+' tables shown';
+    }
+    sels.forEach(function(s){s.addEventListener('change',apply);}); apply();
+  });
+  /* drill-downs: text and tag filters, sorting, lazily inflated bodies */
+  function inflate(b64){
+    var bin=atob(b64), u=new Uint8Array(bin.length); for(var i=0;i<bin.length;i++) u[i]=bin.charCodeAt(i);
+    return new Response(new Blob([u]).stream().pipeThrough(new DecompressionStream('gzip'))).text();
+  }
+  all(d,'.drilldown').forEach(function(dd){
+    var items=all(dd,'details.item'), list=dd.querySelector('.dd-items');
+    var q=dd.querySelector('input.dd-filter'), sels=all(dd,'select.dd-tag'), sortSel=dd.querySelector('select.dd-sort');
     var count=dd.querySelector('.dd-count');
+    items.forEach(function(it){
+      it.addEventListener('toggle',function(){
+        if(!it.open||!it.dataset.z) return;
+        var z=it.dataset.z, body=it.querySelector('.body .lazy'); it.removeAttribute('data-z'); body.textContent='loading…';
+        inflate(z).then(function(h){body.innerHTML=h; it.setAttribute('data-loaded','1');},
+                        function(e){body.textContent='could not decompress: '+e;});
+      });
+    });
     function apply(){
       var text=(q.value||'').toLowerCase(), shown=0;
       items.forEach(function(it){
@@ -162,7 +248,15 @@ _JS = """
       });
       count.textContent=shown+' of '+items.length+' shown';
     }
+    function sort(){
+      var v=sortSel.value, key=v.slice(1), dir=v.charAt(0)==='-'?-1:1;
+      items.map(function(it,i){var x=v?it.getAttribute('data-v-'+key):null; return [x===null||x===''?null:+x, i, it];})
+        .sort(function(a,b){ if(a[0]===null||b[0]===null) return (a[0]===null)-(b[0]===null)||a[1]-b[1];
+                             return dir*(a[0]-b[0])||a[1]-b[1]; })
+        .forEach(function(x){list.appendChild(x[2]);});
+    }
     q.addEventListener('input',apply); sels.forEach(function(s){s.addEventListener('change',apply);});
+    if(sortSel) sortSel.addEventListener('change',sort);
     dd.querySelector('button.dd-open').addEventListener('click',function(){items.forEach(function(it){if(!it.hidden)it.open=true;});});
     dd.querySelector('button.dd-close').addEventListener('click',function(){items.forEach(function(it){it.open=false;});});
     apply();
@@ -227,23 +321,80 @@ class _Renderer:
         ctl = ['<div class="dd-controls"><input type="search" class="dd-filter" placeholder="filter…" '
                'aria-label="filter items">']
         for tag in dd.filters:
-            values = sorted({str(it.tags[tag]) for it in dd.items if tag in it.tags})
+            values = sorted({str(it.tags[tag]) for it in dd.items if tag in it.tags}, key=_natural)
             opts = "".join(f'<option value="{e(v)}">{e(v)}</option>' for v in values)
             ctl.append(f'<select class="dd-tag" data-tag="{_tag_key(tag)}" aria-label="{e(tag)}">'
                        f'<option value="">any {e(tag)}</option>{opts}</select>')
+        keys = list(dict.fromkeys(k for it in dd.items for k in it.values))
+        if keys:
+            opts = "".join(f'<option value="{sign}{_tag_key(k)}">{e(k)} {arrow}</option>'
+                           for k in keys for sign, arrow in (("+", "ascending"), ("-", "descending")))
+            ctl.append(f'<select class="dd-sort" aria-label="sort by"><option value="">study order</option>{opts}</select>')
         ctl.append('<button type="button" class="dd-open">expand all</button>'
                    '<button type="button" class="dd-close">collapse all</button>'
-                   f'<span class="dd-count">{len(dd.items)} items</span></div>')
-        out.append("".join(ctl))
+                   f'<span class="dd-count">{len(dd.items)} items</span>')
+        body_parts = []
+        raw = packed = n_lazy = 0
         for it in dd.items:
             tags = "".join(f' data-t-{_tag_key(k)}="{e(str(v))}"' for k, v in it.tags.items())
+            tags += "".join(f' data-v-{_tag_key(k)}="{_num_attr(v)}"' for k, v in it.values.items())
             search = " ".join([it.title, it.summary, *map(str, it.tags.values())]).lower()
             chips = "".join(f'<span class="tag">{e(str(v))}</span>' for v in it.tags.values())
             body = "".join(self.block(b) for b in it.blocks)
-            out.append(f'<details class="item" data-search="{e(search)}"{tags}><summary><b>{e(it.title)}</b>'
-                       f'<span class="sum">{e(it.summary)}</span>{chips}</summary><div class="body">{body}</div></details>')
-        out.append("</div>")
+            if it.lazy:
+                more = "".join(self.block(b) for b in it.lazy).encode("utf-8")
+                z = base64.b64encode(gzip.compress(more, compresslevel=9, mtime=0)).decode("ascii")
+                raw, packed, n_lazy = raw + len(more), packed + len(z), n_lazy + 1
+                tags += f' data-z="{z}"'
+                body += '<div class="lazy"><noscript>(compressed: shown with JavaScript)</noscript></div>'
+            body_parts.append(f'<details class="item" data-search="{e(search)}"{tags}><summary><b>{e(it.title)}</b>'
+                              f'<span class="sum">{e(it.summary)}</span>{chips}</summary><div class="body">{body}</div></details>')
+        if n_lazy:
+            ctl.append(f'<span class="dd-size">{n_lazy} bodies embedded gzip-compressed: {_mb(packed)} '
+                       f'(uncompressed {_mb(raw)}), decompressed in the page when opened</span>')
+        ctl.append("</div>")
+        out.append("".join(ctl))
+        out.append('<div class="dd-items">' + "".join(body_parts) + "</div></div>")
         return "".join(out)
+
+    def filter_bar(self, blocks: Sequence[Block]) -> str:
+        """Drop-down filters over the dimensions (metric, framework, opponent) of the section's tables."""
+        e = html.escape
+        dims: dict[str, list[str]] = {}
+        for b in blocks:
+            if isinstance(b, Table):
+                for dim, values in table_dim_values(b).items():
+                    dims.setdefault(dim, [])
+                    dims[dim] += [v for v in values if v not in dims[dim]]
+        if not dims:
+            return ""
+        sels = "".join(f'<select data-dim="{_tag_key(dim)}" aria-label="{e(dim)}"><option value="">any {e(dim)}</option>'
+                       + "".join(f'<option value="{e(v)}">{e(v)}</option>' for v in values) + "</select>"
+                       for dim, values in dims.items() if len(values) > 1)
+        if not sels:
+            return ""
+        return (f'<div class="tfilter">{sels}<span class="tf-count"></span>'
+                '<span class="tf-hint">click a column header to sort</span></div>')
+
+
+def _natural(v: str) -> tuple[Any, ...]:
+    """Sort key: numbers by value ("2" before "10"), then text."""
+    try:
+        return (0, float(v), v)
+    except ValueError:
+        return (1, 0.0, v)
+
+
+def _num_attr(v: Any) -> str:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return ""
+    return repr(x) if math.isfinite(x) else ""
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
 def _fmt_value(v: Any) -> str:
@@ -265,7 +416,7 @@ def render_html(report: Report) -> str:
                   for i, s in zip(ids, report.sections))
     secs = []
     for i, s in zip(ids, report.sections):
-        body = "".join(r.block(b) for b in s.blocks)
+        body = r.filter_bar(s.blocks) + "".join(r.block(b) for b in s.blocks)
         secs.append(f'<section class="sec" id="{i}" role="tabpanel"><h2>{e(s.title)}</h2>{body}</section>')
     sub = f"<p>{e(report.subtitle)}</p>" if report.subtitle else ""
     foot = f"<footer>{e(report.footer)}</footer>" if report.footer else ""

@@ -34,6 +34,7 @@ import csv
 import html
 import io
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -296,7 +297,7 @@ def table2(st: StudyStats, *, layout: str = "paper", digits: int | Mapping[str, 
         rows = [Row(_title(ft, fw), tuple(_mean_cell(st.cell(opp, fw, m), s, dig(m)) for m in st.metrics for s in sides),
                     group=f"A vs {_title(ot, opp)}") for opp in st.opponents for fw in st.frameworks]
         return Table(title, columns, tuple(rows), index_header="framework", notes=tuple(notes),
-                     meta={"kind": "table2", "layout": "wide", "sides": sides})
+                     meta={"kind": "table2", "layout": "wide", "sides": sides, "dims": WIDE_DIMS})
     groups = panel_metrics(st.metrics, panels)
     spec: list[tuple[str, str, str]] = []          # (metric, opponent, side) per column
     cols: list[tuple[str, str, str]] = []
@@ -323,7 +324,7 @@ def table2(st: StudyStats, *, layout: str = "paper", digits: int | Mapping[str, 
     rows = tuple(Row(_title(ft, fw), tuple(_mean_cell(st.cell(o, fw, m), side, dig(m)) for m, o, side in spec))
                  for fw in st.frameworks)
     return Table(title, tuple(cols), rows, index_header="Framework", notes=tuple(notes),
-                 meta={"kind": "table2", "layout": "paper", "joint": jmode}, panels=tuple(panel_list))
+                 meta={"kind": "table2", "layout": "paper", "joint": jmode, "dims": PAPER_DIMS}, panels=tuple(panel_list))
 
 
 def _p_cell(r: Any, p: float, text: str, mark: str, tip: str) -> Cell:
@@ -412,7 +413,7 @@ def table3(st: StudyStats, *, layout: str = "paper", effect: str = "cohens_d", d
                     cells.append(effect_cell(r, mark, tip))
                 rows.append(Row(_title(ft, fw), tuple(cells), group=f"A vs {_title(ot, opp)}"))
         return Table(title, columns, tuple(rows), index_header="framework", notes=tuple(notes),
-                     meta={"kind": "table3", "layout": "wide", "effect": effect})
+                     meta={"kind": "table3", "layout": "wide", "effect": effect, "dims": WIDE_DIMS})
 
     p_head = "p Holm" if corrected else "p"
     groups = panel_metrics(st.metrics, panels)
@@ -440,7 +441,7 @@ def table3(st: StudyStats, *, layout: str = "paper", effect: str = "cohens_d", d
                 cells.append(effect_cell(r, mark, tip))
         rows.append(Row(_title(ft, fw), tuple(cells)))
     return Table(title, tuple(cols), tuple(rows), index_header="Framework", notes=tuple(notes),
-                 meta={"kind": "table3", "layout": "paper", "effect": effect}, panels=tuple(panel_list))
+                 meta={"kind": "table3", "layout": "paper", "effect": effect, "dims": PAPER_DIMS}, panels=tuple(panel_list))
 
 
 # ------------------------------------------------------------------------------------------- renderers
@@ -600,23 +601,68 @@ def to_csv(t: Table) -> str:
     return buf.getvalue()
 
 
-def _html_table(t: Table, table_id: str, caption: str) -> list[str]:
+PAPER_DIMS = {"columns": ("metric", "opponent", ""), "rows": "framework", "groups": "opponent"}
+"""What Table 2 and 3's header levels, row labels and row groups are (the HTML report's filters)."""
+WIDE_DIMS = {"columns": ("metric", ""), "rows": "framework", "groups": "opponent"}
+
+
+def _dims(t: Table) -> dict[str, Any]:
+    d = t.meta.get("dims") if isinstance(t.meta, Mapping) else None
+    return dict(d) if isinstance(d, Mapping) else {}
+
+
+def table_dim_values(t: Table) -> dict[str, list[str]]:
+    """``{dimension: [label, ...]}`` of a table whose ``meta["dims"]`` names its header levels (``columns``:
+    one name per level, ``""`` for none), row labels (``rows``) and row groups (``groups``); empty without."""
+    d = _dims(t)
+    out: dict[str, list[str]] = {}
+
+    def add(dim: str, v: str) -> None:
+        if dim and v:
+            out.setdefault(dim, [])
+            if v not in out[dim]:
+                out[dim].append(v)
+    for level, dim in enumerate(d.get("columns", ())[:t.depth]):
+        for c in t.columns:
+            add(dim, c[level])
+    for r in t.rows:
+        add(d.get("rows", ""), r.label)
+        add(d.get("groups", ""), r.group)
+    return out
+
+
+def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] | None = None) -> list[str]:
     e = html.escape
+    dims = dims or {}
+    col_dims = tuple(dims.get("columns", ()))[:t.depth]
+
+    def fattr(dim: str, v: str) -> str:
+        return f' data-f-{re.sub("[^a-z0-9]", "", dim.lower())}="{e(v)}"' if dim and v else ""
     idattr = f' id="{e(table_id)}"' if table_id else ""
-    out = [f'<table class="fa"{idattr}>', f"<caption>{e(caption)}</caption>", "<thead>"]
+    dattr = ' data-dims="1"' if dims else ""
+    out = [f'<table class="fa"{idattr}{dattr}>', f"<caption>{e(caption)}</caption>", "<thead>"]
     for level in range(t.depth):
         labels = [c[level] for c in t.columns]
-        spans = _spans(labels) if level < t.depth - 1 else [(lab, 1) for lab in labels]
-        first = (f'<th rowspan="{t.depth}" scope="col">{e(t.index_header)}</th>' if level == 0 else "")
-        ths = "".join(f'<th colspan="{k}" scope="colgroup">{e(lab)}</th>' if k > 1 else f'<th scope="col">{e(lab)}</th>'
-                      for lab, k in spans)
-        out.append(f"<tr>{first}{ths}</tr>")
+        leaf = level == t.depth - 1
+        spans = _spans(labels) if not leaf else [(lab, 1) for lab in labels]
+        first = (f'<th rowspan="{t.depth}" scope="col" class="ix">{e(t.index_header)}</th>' if level == 0 else "")
+        ths, start = [], 0
+        for lab, k in spans:
+            if leaf:
+                fa = "".join(fattr(dim, t.columns[start][lv]) for lv, dim in enumerate(col_dims))
+                ths.append(f'<th scope="col" class="leaf" data-col="{start}"{fa}>{e(lab)}</th>')
+            else:
+                ths.append(f'<th colspan="{k}" scope="colgroup" class="span" data-c0="{start}" data-n="{k}">{e(lab)}</th>'
+                           if k > 1 else f'<th scope="col" class="span" data-c0="{start}" data-n="1">{e(lab)}</th>')
+            start += k
+        out.append(f"<tr>{first}{''.join(ths)}</tr>")
     out.append("</thead>")
     grouped = len(t.groups) > 1 or (len(t.groups) == 1 and t.groups[0] != "")   # a table may have no rows
     for g in t.groups:
         out.append("<tbody>")
+        gattr = fattr(dims.get("groups", ""), g)
         if grouped:
-            out.append(f'<tr class="group"><th colspan="{len(t.columns) + 1}" scope="rowgroup">{e(g)}</th></tr>')
+            out.append(f'<tr class="group"{gattr}><th colspan="{len(t.columns) + 1}" scope="rowgroup">{e(g)}</th></tr>')
         for r in (r for r in t.rows if r.group == g):
             tds = []
             for c in r.cells:
@@ -624,7 +670,7 @@ def _html_table(t: Table, table_id: str, caption: str) -> list[str]:
                 tip = f' title="{e(c.title)}"' if c.title else ""
                 mark = f"<sup>{e(c.mark)}</sup>" if c.mark else ""
                 tds.append(f"<td{cls}{tip}>{e(c.text)}{mark}</td>")
-            out.append(f'<tr><th scope="row">{e(r.label)}</th>{"".join(tds)}</tr>')
+            out.append(f'<tr{fattr(dims.get("rows", ""), r.label)}{gattr}><th scope="row">{e(r.label)}</th>{"".join(tds)}</tr>')
         out.append("</tbody>")
     out.append("</table>")
     return out
@@ -635,13 +681,14 @@ def to_html(t: Table, *, table_id: str = "") -> str:
     panels: one ``<table>`` per panel (ids ``<table_id>-1``, ``-2``, ...; the first caption carries the
     title), so a report shows the paper's 13-column blocks rather than one wide table."""
     e = html.escape
+    dims = _dims(t)
     if t.panels:
         out = []
         for k, sub in enumerate(t.panel_tables(), 1):
             cap = f"{t.title} — {sub.title}" if k == 1 else sub.title
-            out += _html_table(sub, f"{table_id}-{k}" if table_id else "", cap)
+            out += _html_table(sub, f"{table_id}-{k}" if table_id else "", cap, dims)
     else:
-        out = _html_table(t, table_id, t.title)
+        out = _html_table(t, table_id, t.title, dims)
     if t.notes:
         out.append('<p class="notes">' + "<br>".join(e(n) for n in t.notes) + "</p>")
     return "\n".join(out)

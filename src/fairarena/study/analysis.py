@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Any
 from fairarena.study.store import check_finished, read_transcript  # noqa: F401 (re-exported)
 from fairarena.study.traces import trace_of  # noqa: F401  (re-exported: a public name here)
 
-DEBATE_DETAILS = 60        # debates with a full transcript in the report's drill-down (the rest summarised)
+DEBATE_DETAILS: int | None = None   # debates with a full transcript in the report's drill-down (None: every one)
 
 
 @dataclass(frozen=True)
@@ -380,32 +381,97 @@ def _emergence_tables(an: StudyAnalysis) -> list[Any]:
     return [t1, t2, t3, t4, t5]
 
 
-def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool) -> Any:
-    from fairarena.report import Cell, Item, KeyValues, Row, Table, Text, format_num
+def _markdown_blocks(text: str, title: str) -> list[Any]:
+    """A domain's rendering (``render(instance)``, the text agents read) as report blocks: each Markdown
+    table (``| a | b |`` lines) a :class:`Table`, the other lines text."""
+    from fairarena.report import Cell, Row, Table, Text
 
-    t = rec["task"]
-    mets = rec.get("metrics") or {}
-    summary = (f"status {rec['status']}; final ESG A {format_num((mets.get('a') or {}).get('esg'))}, "
-               f"opponent {format_num((mets.get('b') or {}).get('esg'))}, joint "
-               f"{format_num((mets.get('joint') or {}).get('esg'))}")
-    tags = {"framework": str(t["framework"]), "opponent": t["agent_b"], "cohort": str(t["cohort"])}
-    title = f"cohort {t['cohort']}: {t['agent_a']} vs {t['agent_b']} ({rec['key'][:10]})"
-    if not detailed:
-        return Item(title, (KeyValues({k: format_num(v, 3) for k, v in (mets.get("joint") or {}).items()
-                                       if isinstance(v, float)}, title="joint metrics"),), summary=summary, tags=tags)
     blocks: list[Any] = []
-    for e in read_transcript(root, rec):
+    para: list[str] = []
+    lines = text.splitlines() + [""]
+    k = 0
+    while k < len(lines):
+        ln = lines[k].strip()
+        if ln.startswith("|") and k + 1 < len(lines) and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[k + 1].strip()):
+            head = [c.strip() for c in ln.strip("|").split("|")]
+            rows = []
+            k += 2
+            while k < len(lines) and lines[k].strip().startswith("|"):
+                cells = [c.strip() for c in lines[k].strip().strip("|").split("|")]
+                cells = (cells + [""] * len(head))[:len(head)]
+                rows.append(Row(cells[0], tuple(Cell(None, c) for c in cells[1:])))
+                k += 1
+            caption = " ".join(para).rstrip(":") or title
+            para = []
+            blocks.append(Table(caption, tuple((h,) for h in head[1:]), tuple(rows), index_header=head[0]))
+            continue
+        if ln:
+            para.append(ln)
+        elif para:
+            blocks.append(Text(" ".join(para)))
+            para = []
+        k += 1
+    return blocks
+
+
+def instance_blocks(header: Mapping[str, Any], cache: dict[str, list[Any]] | None = None) -> list[Any]:
+    """The instance a debate was run on, from its transcript's header (``domain`` and the instance's
+    ``to_dict``: ``instance``, or ``cohort`` for triage), through the domain protocol
+    (:func:`fairarena.domains.resolve`: no domain package imported here): the domain's rendering (its
+    tables as tables: the patients of a triage cohort) and the problem's arrays (capacity and each item's
+    need per resource). ``cache``: per instance, shared by the debates of one cohort. A header without an
+    instance, or a domain that cannot rebuild it, gives one line saying so."""
+    from fairarena.report import Cell, Row, Table, Text, format_num
+
+    data = header.get("instance", header.get("cohort"))
+    name = header.get("domain") or "triage"
+    if data is None:
+        return [Text("The transcript records no instance.")]
+    key = json.dumps([name, data], sort_keys=True, default=str)
+    if cache is not None and key in cache:
+        return cache[key]
+    try:
+        from fairarena.domains import resolve
+
+        dom = resolve(name)
+        inst = dom.from_dict(data)
+        blocks = _markdown_blocks(dom.render(inst), f"{getattr(dom, 'item', 'item')}s")
+        prob = dom.problem(inst)
+        ids, res = [str(i) for i in prob.ids], [str(r) for r in prob.resources]
+        need = getattr(prob, "need", None)
+        flags = list(getattr(prob, "indivisible", None) if getattr(prob, "indivisible", None) is not None else ())
+        indiv = ({r for r, f in zip(res, flags) if bool(f)} if len(flags) == len(res)
+                 and all(not isinstance(f, str) for f in flags) else set(map(str, flags)))
+        cols = [("capacity",)] + ([(i,) for i in ids] if need is not None else [])
+        rows = []
+        for j, r in enumerate(res):
+            cells = [Cell(float(prob.capacity[j]), format_num(float(prob.capacity[j]), 2))]
+            if need is not None:
+                cells += [Cell(float(need[i][j]), format_num(float(need[i][j]), 2)) for i in range(len(ids))]
+            rows.append(Row(r + (" (whole units)" if r in indiv else ""), tuple(cells)))
+        blocks.append(Table(f"Problem: capacity and each {getattr(dom, 'item', 'item')}'s need per resource",
+                            tuple(cols), tuple(rows), index_header="resource"))
+    except Exception as exc:         # a report is still written: the instance view says what failed
+        blocks = [Text(f"The instance could not be rebuilt through domain {name!r}: {type(exc).__name__}: {exc}")]
+    if cache is not None:
+        cache[key] = blocks
+    return blocks
+
+
+def transcript_blocks(entries: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """A transcript's turns (each proposal as a table, its metrics, validity, violations, retrieved chunks,
+    justification and critique) and its closing, as report blocks. A proposal with more resources than
+    items is shown with the resources as rows."""
+    from fairarena.report import KeyValues, Text, format_num
+
+    blocks: list[Any] = []
+    for e in entries:
         if e.get("type") == "turn":
             prop = e.get("proposal") or {}
             alloc = prop.get("allocation") if isinstance(prop, Mapping) else None
             head = f"{e.get('agent')} {e.get('phase')} {e.get('round')}" + (f" (repair {e['attempt']})" if e.get("attempt") else "")
             if isinstance(alloc, Mapping) and alloc:
-                res = sorted({r for v in alloc.values() if isinstance(v, Mapping) for r in v})
-                rows = tuple(Row(str(pid), tuple(Cell(None, format_num(v.get(r), 2) if isinstance(v, Mapping) and
-                                                      isinstance(v.get(r), (int, float)) else "")
-                                                 for r in res)) for pid, v in alloc.items())
-                if res:
-                    blocks.append(Table(f"{head}: proposal", tuple((r,) for r in res), rows, index_header="patient"))
+                blocks += _allocation_tables(alloc, f"{head}: proposal")
             m = e.get("metrics") or {}
             kv = {k: format_num(v, 3) for k, v in m.items() if isinstance(v, float)}
             kv.update({"valid": str(e.get("valid")), "violations": "; ".join(map(str, e.get("violations") or [])) or "none",
@@ -420,14 +486,80 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool) -> Any:
             if text:
                 blocks.append(Text("\n\n".join(text)))
         elif e.get("type") == "closing":
+            alloc = e.get("allocation")
+            if isinstance(alloc, Mapping) and alloc:
+                blocks += _allocation_tables(alloc, f"joint recommendation ({e.get('rule')})")
             blocks.append(KeyValues({"rule": e.get("rule"), "note": e.get("note"), "feasible": e.get("feasible"),
                                      **{k: format_num(v, 3) for k, v in (e.get("metrics") or {}).items()
                                         if isinstance(v, float)}}, title="joint recommendation"))
-    return Item(title, tuple(blocks), summary=summary, tags=tags)
+    return blocks
+
+
+def _allocation_tables(alloc: Mapping[str, Any], title: str) -> list[Any]:
+    from fairarena.report import Cell, Row, Table, format_num
+
+    res = list(dict.fromkeys(r for v in alloc.values() if isinstance(v, Mapping) for r in v))
+    if not res:
+        return []
+    ids = [str(i) for i in alloc]
+
+    def val(i: str, r: str) -> Cell:
+        v = alloc[i].get(r) if isinstance(alloc[i], Mapping) else None
+        return Cell(None, format_num(v, 2) if isinstance(v, (int, float)) else "")
+    if len(res) > max(12, len(ids)):      # e.g. visitor groups x 60 POI-slots: resources as rows
+        rows = tuple(Row(r, tuple(val(i, r) for i in ids)) for r in res)
+        return [Table(title, tuple((i,) for i in ids), rows, index_header="resource")]
+    res = sorted(res)
+    rows = tuple(Row(i, tuple(val(i, r) for r in res)) for i in ids)
+    return [Table(title, tuple((r,) for r in res), rows, index_header="patient")]
+
+
+def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
+                 cache: dict[str, list[Any]] | None = None) -> Any:
+    """One debate in the report's drill-down: its instance and full transcript, embedded compressed
+    (rendered when opened). ``detailed=False``: the joint metrics only (the report's ``details`` limit)."""
+    from fairarena.report import Item, KeyValues, Text, format_num
+
+    t = rec["task"]
+    mets = rec.get("metrics") or {}
+    summary = (f"status {rec['status']}; final ESG A {format_num((mets.get('a') or {}).get('esg'))}, "
+               f"opponent {format_num((mets.get('b') or {}).get('esg'))}, joint "
+               f"{format_num((mets.get('joint') or {}).get('esg'))}")
+    tags = {"framework": str(t["framework"]), "opponent": t["agent_b"], "cohort": str(t["cohort"])}
+    values = {f"{who} {m}": v for m in ("esg", "rmg", "gini") for who, side in (("joint", "joint"), ("A", "a"), ("opponent", "b"))
+              if isinstance(v := (mets.get(side) or {}).get(m), (int, float))}
+    title = f"cohort {t['cohort']}: {t['agent_a']} vs {t['agent_b']} ({rec['key'][:10]})"
+    if not detailed:
+        return Item(title, (KeyValues({k: format_num(v, 3) for k, v in (mets.get("joint") or {}).items()
+                                       if isinstance(v, float)}, title="joint metrics"),), summary=summary, tags=tags,
+                    values=values)
+    entries = read_transcript(root, rec)
+    header = next((e for e in entries if e.get("type") == "header"), {})
+    blocks = [Text("Instance"), *instance_blocks(header, cache), Text("Transcript"), *transcript_blocks(entries)]
+    return Item(title, (), summary=summary, tags=tags, values=values, lazy=tuple(blocks))
+
+
+def _side_values(recs: Sequence[Mapping[str, Any]], metric: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Per debate, the metric of A's and the opponent's final and of the joint recommendation (for
+    :func:`fairarena.report.joint_vs_sides_figure`), and of round 1 -> final -> joint per side (for
+    :func:`fairarena.report.slopegraph_figure`)."""
+    points, lines = [], []
+    for r in recs:
+        t, m = r["task"], r.get("metrics") or {}
+        get = lambda side: (m.get(side) or {}).get(metric)   # noqa: E731
+        points.append({"cohort": t["cohort"], "opponent": t["agent_b"], "a": get("a"), "b": get("b"),
+                       "joint": get("joint")})
+        first = ((r.get("rounds") or [{}])[0]) or {}
+        for side, who in (("a", "A"), ("b", "opponent")):
+            r1 = ((first.get(side) or {}).get("metrics") or {}).get(metric)
+            lines.append({"framework": t["framework"], "opponent": t["agent_b"], "side": who,
+                          "values": (r1 if r1 is not None else math.nan, get(side) if get(side) is not None else math.nan,
+                                     get("joint") if get("joint") is not None else math.nan)})
+    return points, lines
 
 
 def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                       details: int = DEBATE_DETAILS) -> Any:
+                       details: int | None = DEBATE_DETAILS) -> Any:
     """The report of a finished study (a :class:`fairarena.report.Report`), by its kind's ``report``."""
     from fairarena.study.kinds import kind_of_folder
 
@@ -435,12 +567,13 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
 
 
 def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                      details: int = DEBATE_DETAILS) -> Any:
-    """A duel study's report (:func:`build_study_report`)."""
+                      details: int | None = DEBATE_DETAILS) -> Any:
+    """A duel study's report (:func:`build_study_report`). Every debate (or the first ``details``) has its
+    instance and full transcript in the drill-down, embedded gzip-compressed and rendered when opened."""
     from fairarena.study.noise import extras_sections, noise_summary
     from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
-                                  means_figure)
+                                  joint_vs_sides_figure, means_figure, slopegraph_figure)
 
     root = Path(root)
     an = analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial)
@@ -450,7 +583,22 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     st, em = an.stats, an.emergence
     focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics]
     recs = _selected(root, None, None, None)
-    items = [_debate_item(root, r, k < details) for k, r in enumerate(recs)]
+    limit = len(recs) if details is None else details
+    cache: dict[str, list[Any]] = {}
+    items = [_debate_item(root, r, k < limit, cache) for k, r in enumerate(recs)]
+    side_figs = []
+    for m in focus:
+        points, lines = _side_values(recs, m)
+        d = st.directions.get(m, "higher")
+        side_figs += [FigureBlock(joint_vs_sides_figure(points, m, direction=d, opponents=st.opponents),
+                                  caption=f"{m}: the joint recommendation against A's final and against the opponent's "
+                                          "final, one point per cohort and opponent (mean over frameworks); dotted: y = x.",
+                                  alt=f"joint vs A and joint vs opponent, {m}"),
+                      FigureBlock(slopegraph_figure(lines, m, direction=d, frameworks=st.frameworks,
+                                                    opponents=st.opponents),
+                                  caption=f"{m}: each side from its round-1 proposal to its final and to the joint "
+                                          "recommendation; grey: one debate, coloured: the mean per framework.",
+                                  alt=f"slopegraph round 1, final, joint, {m}")]
     prov = meta.get("provenance") or {}
     sections = [
         Section("Study", [KeyValues({"folder": str(root), **{k: v for k, v in an.status.items() if k != "failed_keys"}},
@@ -471,11 +619,15 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
                               for m in focus),
                             FigureBlock(trajectory_figure(em, focus, st.opponents, st.frameworks),
                                         caption="Metric trajectories over rounds per framework and opponent "
-                                                "(mean over debates of feasible proposals)")]),
-        Section("Debates", [Text(f"{len(items)} debates; the first {min(details, len(items))} with their full "
-                                 "transcript (proposals, justifications, critiques, retrieved chunks, repairs, "
-                                 "metrics), the others summarised."),
-                            DrillDown(items, title="Per debate", filters=("opponent", "framework"))]),
+                                                "(mean over debates of feasible proposals)"),
+                            *side_figs]),
+        Section("Debates", [Text(f"{len(items)} debates; "
+                                 + ("each" if limit >= len(items) else f"the first {limit}")
+                                 + " with its instance (the domain's tables and the problem's capacities and needs) "
+                                 "and full transcript (proposals, justifications, critiques, retrieved chunks, repairs, "
+                                 "metrics), embedded compressed and shown when the debate is opened"
+                                 + ("." if limit >= len(items) else "; the others summarised.")),
+                            DrillDown(items, title="Per debate", filters=("cohort", "opponent", "framework"))]),
     ]
     return Report(f"Study report: {meta.get('design', {}).get('name', root.name)}", sections,
                   subtitle=f"{an.status['ok']} debates ok of {an.status['total']}; statistics: test "

@@ -25,20 +25,11 @@ SUMMARY_METRICS = {"min_utility": "higher", "gini_utilities": "lower"}
 
 
 def directions(cfg: Any) -> dict[str, str]:
-    """The domain's metrics -> "higher" | "lower" (is better)."""
-    if cfg.domain == "file":   # the problem file's metrics (the domain protocol's max/min)
-        from fairarena.study.design import file_problem
+    """The domain's metrics -> "higher" | "lower" (is better): its metric specs (the protocol's max/min; a
+    problem file's own metrics)."""
+    from fairarena.study.instances import metric_directions
 
-        dom, _ = file_problem(cfg.problem)
-        return {m.key: ("higher" if m.direction == "max" else "lower") for m in dom.metrics()}
-    if cfg.domain == "tourism":
-        from fairarena.tourism.study import metric_directions
-
-        return {k: ("higher" if v == "max" else "lower") for k, v in metric_directions(cfg.decision).items()}
-    from fairarena.study.mechanisms import SCALAR_METRICS, allocation_directions
-
-    d = allocation_directions()
-    return {k: d[k] for k in SCALAR_METRICS if k in d}
+    return metric_directions(cfg.domain, cfg.problem or None)
 
 
 def record_rows(record: Mapping[str, Any], rules: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -93,7 +84,9 @@ def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False,
     cfg, _ = study_tasks(root)
     rules = cfg.council_rules()
     dirs = directions(cfg)
-    variant = cfg.decision if cfg.domain == "tourism" else "problem" if cfg.domain == "file" else cfg.capacity[0]
+    from fairarena.study.design import council_variants
+
+    variant = council_variants(cfg)[0]
     first = (variant, cfg.seeds[0], cfg.closing[0])
     recs = [r for r in load_results(root) if r["status"] == "ok"
             and (r["task"]["capacity"], r["task"]["seed"], r["task"]["closing"]) == first]
@@ -225,8 +218,12 @@ def metrics_figure(an: CouncilAnalysis) -> Any:
 
 # ------------------------------------------------------------------------------------------------ report
 
-def _instance_item(an: CouncilAnalysis, inst: Mapping[str, Any], digits: int = 3) -> Any:
-    from fairarena.report import Cell, Item, Row, Table, format_num
+def _instance_item(an: CouncilAnalysis, inst: Mapping[str, Any], digits: int = 3,
+                   entries: Sequence[Mapping[str, Any]] | None = None, cache: dict[str, list[Any]] | None = None) -> Any:
+    """One instance in the report's drill-down: the rows of every rule and the debate; with its debate's
+    transcript ``entries``, the instance (the domain's tables, the problem's arrays) and the transcript too,
+    embedded compressed (rendered when opened)."""
+    from fairarena.report import Cell, Item, Row, Table, Text, format_num
 
     keys = [k for k in an.directions if not k.startswith("u:") and k not in SUMMARY_METRICS]
     rows = []
@@ -243,15 +240,22 @@ def _instance_item(an: CouncilAnalysis, inst: Mapping[str, Any], digits: int = 3
     deb = inst["rows"].get(DEBATE) or {}
     summary = (f"debate: worst-off {deb.get('worst_off')} at {format_num(deb.get('min_utility'), 2)}"
                if deb.get("feasible") else "debate: no feasible joint decision")
+    lazy: list[Any] = []
+    if entries:
+        from fairarena.study.analysis import instance_blocks, transcript_blocks
+
+        header = next((e for e in entries if e.get("type") == "header"), {})
+        lazy = [Text("Instance"), *instance_blocks(header, cache), Text("Debate transcript"), *transcript_blocks(entries)]
     return Item(f"instance {inst['cohort']} ({inst['key'][:10]})", (t,), summary=summary,
-                tags={"instance": str(inst["cohort"])})
+                tags={"instance": str(inst["cohort"])}, lazy=tuple(lazy))
 
 
 def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                          details: int = 60) -> Any:
     """The report of a finished council study (a :class:`fairarena.report.Report`). Every instance is in
-    the drill-down with its rows (``details`` is the duel report's transcript count; unused here)."""
-    from fairarena.study.store import read_study
+    the drill-down with its rows, its instance and its debate's transcript (``details`` is the duel report's
+    transcript count; unused here)."""
+    from fairarena.study.store import load_results, read_study, read_transcript
     from fairarena.report import DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text
 
     root = Path(root)
@@ -259,7 +263,18 @@ def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = F
     meta = read_study(root)
     toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
     tables = council_tables(an)
-    items = [_instance_item(an, inst) for inst in an.instances]
+    by_key = {r["key"]: r for r in load_results(root) if r.get("status") == "ok"}
+    cache: dict[str, list[Any]] = {}
+
+    def entries(key: str) -> list[dict[str, Any]] | None:
+        rec = by_key.get(key)
+        if rec is None or not rec.get("transcript"):
+            return None
+        try:
+            return list(read_transcript(root, rec))
+        except (OSError, ValueError):   # the drill-down still shows the rows
+            return None
+    items = [_instance_item(an, inst, entries=entries(inst["key"]), cache=cache) for inst in an.instances]
     sections = [
         Section("Study", [KeyValues({"folder": str(root), **{k: v for k, v in an.status.items() if k != "failed_keys"}},
                                     title="status"),
@@ -273,7 +288,9 @@ def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = F
                                                                      "and for the debate (Arrow's trade-off)."),
                             FigureBlock(metrics_figure(an), caption="Every metric's mean per rule; the debate in black.")]),
         Section("Debate vs rules", [tables["debate_vs_rules"]]),
-        Section("Instances", [DrillDown(items, title="Per instance", filters=("instance",))]),
+        Section("Instances", [Text(f"{len(items)} instances, each with every rule's row and the debate's; opened, "
+                                   "the instance and the members' debate transcript (embedded compressed)."),
+                              DrillDown(items, title="Per instance", filters=("instance",))]),
     ]
     return Report(f"Council study report: {meta.get('design', {}).get('name', root.name)}", sections,
                   subtitle=f"{an.status['ok']} debates ok of {an.status['total']}; statistics: test "
