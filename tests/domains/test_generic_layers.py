@@ -191,3 +191,93 @@ def test_the_graph_sees_function_local_imports_and_the_cycle_finder_finds_one():
 @pytest.mark.parametrize("root", sorted(ROOTS))
 def test_the_roots_exist(root):
     assert (SRC / root).is_file()
+
+
+# -- the generic allocation problem knows nothing of survival or urgency -------------------------------
+
+def seats(**welfare):
+    """5 students, 3 seats of 2 kinds (the issue's new user): no welfare data unless given."""
+    import numpy as np
+
+    from fairarena.allocation.problem import AllocationProblem
+
+    return AllocationProblem(ids=[f"s{i}" for i in range(5)], resources=["STEM", "Arts"], capacity=[2, 1],
+                             need=np.array([[1, 0], [1, 1], [0, 1], [1, 0], [1, 1]], float),
+                             indivisible=[True, True], **welfare)
+
+
+def neutral(n: int) -> dict:
+    """The neutral values domains used to pass (survival 1, urgency 0, uniform weights)."""
+    import numpy as np
+
+    return dict(survival=np.ones(n), urgency=np.zeros(n), disadvantage=np.full(n, 1 / n),
+                vulnerability=np.full(n, 1 / n))
+
+
+def test_a_generic_problem_needs_no_welfare_data_and_no_gini_resource():
+    p = seats()
+    assert (p.survival, p.urgency, p.disadvantage, p.vulnerability, p.gini_resource) == (None,) * 5
+    assert not p.has_welfare and seats(**neutral(5)).has_welfare
+
+
+@pytest.mark.parametrize("metric, field", [("esg", "survival"), ("dw_esg", "disadvantage"),
+                                           ("vwci", "vulnerability"), ("gini", "gini_resource")])
+def test_the_metrics_that_read_welfare_data_refuse_a_problem_without_it(metric, field):
+    import numpy as np
+
+    from fairarena.allocation.metrics import METRICS, need_satisfaction
+    from fairarena.errors import InputError
+
+    p = seats()
+    x = p.zeros()[None]
+    with pytest.raises(InputError) as e:
+        METRICS.get(metric).fn(p, x, need_satisfaction(p, x))
+    assert e.value.field == field and "\n" not in str(e.value)
+    # with the data the same metric is a number
+    q = seats(**neutral(5), gini_resource="STEM")
+    assert np.isfinite(METRICS.get(metric).fn(q, q.need[None], need_satisfaction(q, q.need[None]))).all()
+
+
+def test_compute_metrics_and_the_welfare_frameworks_refuse_with_one_line():
+    from fairarena.allocation.frameworks import FRAMEWORKS
+    from fairarena.allocation.metrics import compute_metrics
+    from fairarena.errors import InputError
+
+    p = seats()
+    with pytest.raises(InputError, match=r"^survival = None: a problem with survival data"):
+        compute_metrics(p, p.zeros())
+    for f, field in (("utilitarian", "survival"), ("prioritarian", "disadvantage"), ("care", "vulnerability"),
+                     ("libertarian", "urgency")):
+        with pytest.raises(InputError) as e:
+            FRAMEWORKS.get(f).solve(p)
+        assert e.value.field == field, f
+
+
+@pytest.mark.parametrize("framework", ["rawlsian", "egalitarian"])
+def test_the_cnss_frameworks_solve_a_generic_problem_as_they_did_with_neutral_values(framework):
+    # their ESG tie-break is the plain sum of CNSS without survival: what it was with every survival 1
+    import numpy as np
+
+    from fairarena.allocation.frameworks import FRAMEWORKS
+
+    x = FRAMEWORKS.get(framework).solve(seats())
+    y = FRAMEWORKS.get(framework).solve(seats(**neutral(5)))
+    assert np.array_equal(x, y)
+    assert x.sum(axis=0).tolist() <= [2.0, 1.0] and x.sum() > 0
+
+
+def test_the_old_default_gini_resource_and_bad_welfare_values_still_hold():
+    import numpy as np
+
+    from fairarena.allocation.problem import AllocationProblem
+    from fairarena.errors import InputError
+
+    p = AllocationProblem(ids=["a", "b"], resources=["ICU", "Nursing"], capacity=[1, 2],
+                          need=np.ones((2, 2)), indivisible=[True, False])
+    assert p.gini_resource == "Nursing" and p.gini_index == 1
+    with pytest.raises(InputError, match="gini_resource = 'Nursing'"):
+        seats(gini_resource="Nursing")
+    with pytest.raises(InputError, match="^survival = "):
+        seats(survival=[2.0] * 5)
+    with pytest.raises(InputError, match="^disadvantage = .*summing to 1"):
+        seats(disadvantage=[1.0] * 5)

@@ -62,6 +62,14 @@ def _milp(problem: AllocationProblem, time_limit: float | None = None, cnss: str
     return AllocationMILP(problem, time_limit=time_limit, cnss=cnss)
 
 
+def _esg_tie_break(m: AllocationMILP) -> Expr:
+    """The ESG tie-break of the rawlsian and egalitarian optima: ``sum_i s_i CNSS_i`` with the problem's
+    survival, or the plain sum of CNSS on a problem without welfare data (what ESG is with every survival
+    1): those two frameworks need no welfare data, so they solve any allocation problem."""
+    p = m.problem
+    return m.metric_expr("esg") if p.survival is not None else m.weighted_cnss(np.ones(p.n))
+
+
 def solve_utilitarian(problem: AllocationProblem, **opts: Any) -> np.ndarray:
     """Max ESG; tie-break max RMG."""
     m = _milp(problem, **opts)
@@ -89,7 +97,7 @@ def solve_rawlsian(problem: AllocationProblem, leximin: bool = False, **opts: An
     if leximin:
         stages += [lambda k=k: (m.sum_smallest(k), "max") for k in range(2, problem.n)]
         stages.append((m.weighted_cnss(np.ones(problem.n)), "max"))
-    stages.append((m.metric_expr("esg"), "max"))
+    stages.append((_esg_tie_break(m), "max"))
     return m.lexicographic(stages, fixed=kept)
 
 
@@ -136,7 +144,7 @@ def _strict(problem: AllocationProblem, gini_tolerance: float = 0.0, **opts: Any
     if value <= 1e-9 and gini_tolerance <= 0:
         return problem.zeros()  # every CNSS is 0, so every needed amount is 0: the empty allocation
     kept = [(m.fix(mean, value, "max"), mean, value, "max")]
-    return m.lexicographic([(m.metric_expr("esg"), "max")], fixed=kept)
+    return m.lexicographic([(_esg_tie_break(m), "max")], fixed=kept)
 
 
 class _GapMILP(AllocationMILP):
@@ -220,7 +228,7 @@ def _pareto_egalitarian(problem: AllocationProblem, time_limit: float | None, st
         m.add_row(add_exprs((1.0, gaps), (-(g + GINI_TOL) * n, total)), hi=0.0)
         try:
             x = m.lexicographic([(m.weighted_cnss(np.full(n, 1.0 / n)), "max"),
-                                 (m.metric_expr("esg"), "max")], fill=False)
+                                 (_esg_tie_break(m), "max")], fill=False)
         except SolverError:  # numerical trouble at the Gini bound: the undominated point already found
             x = best
             break
@@ -288,7 +296,8 @@ def entitlement_allocation(problem: AllocationProblem, **_: Any) -> np.ndarray:
     their position in the cohort; each takes, for every resource it needs, ``min(need, what is left)``
     (whole units for indivisible resources, which capacities and needs already are).
     """
-    order = sorted(range(problem.n), key=lambda i: (-problem.urgency[i], -problem.survival[i], i))
+    urgency, survival = problem.welfare("urgency"), problem.welfare("survival")
+    order = sorted(range(problem.n), key=lambda i: (-urgency[i], -survival[i], i))
     left = problem.capacity.copy()
     x = problem.zeros()
     for i in order:

@@ -118,11 +118,11 @@ def _linear(key: str, label: str, formula: str, weights: Callable[[AllocationPro
 
 METRICS: Registry[Metric] = Registry("metric")
 for _m in (
-    _linear("esg", "ESG", "sum_i s_i CNSS_i", lambda p: p.survival),
+    _linear("esg", "ESG", "sum_i s_i CNSS_i", lambda p: p.welfare("survival")),
     Metric("rmg", "RMG", "max", "min_i CNSS_i", lambda p, x, c: c.min(axis=-1), "min"),
     Metric("var", "Var", "min", "population variance of CNSS", lambda p, x, c: c.var(axis=-1)),
-    _linear("dw_esg", "DW-ESG", "sum_i w_i s_i CNSS_i", lambda p: p.disadvantage * p.survival),
-    _linear("vwci", "VWCI", "sum_i v_i CNSS_i", lambda p: p.vulnerability),
+    _linear("dw_esg", "DW-ESG", "sum_i w_i s_i CNSS_i", lambda p: p.welfare("disadvantage") * p.welfare("survival")),
+    _linear("vwci", "VWCI", "sum_i v_i CNSS_i", lambda p: p.welfare("vulnerability")),
     Metric("gini", "Gini", "min", "Gini of the gini_resource amounts (nursing hours; the paper's); "
            "undefined (NaN) when nobody receives that resource",
            lambda p, x, c: np.asarray(gini(x[..., p.gini_index], empty=np.nan)), "gini"),

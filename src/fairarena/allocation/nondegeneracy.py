@@ -51,11 +51,11 @@ DEFAULT_TOL = 1e-4
 
 def _objective_values(problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
     c = need_satisfaction(problem, x)
-    s = problem.survival
+    s = problem.welfare("survival")
     return {
         "utilitarian": float(c @ s),
-        "prioritarian": float(c @ (problem.disadvantage * s)),
-        "care": float(c @ problem.vulnerability),
+        "prioritarian": float(c @ (problem.welfare("disadvantage") * s)),
+        "care": float(c @ problem.welfare("vulnerability")),
         "rawlsian": float(c.min()),
         "egalitarian": float(gini(c)),
         "libertarian": c,
@@ -118,8 +118,9 @@ def _joint_feasible(problem: AllocationProblem, frameworks: Sequence[str],
                     optima: dict[str, np.ndarray], tol: float) -> np.ndarray | None:
     """An allocation with ``L_f <= tol`` for all ``f`` in ``frameworks``, or None (one MILP)."""
     m = AllocationMILP(problem)
-    s = problem.survival
-    coefs = {"utilitarian": s, "prioritarian": problem.disadvantage * s, "care": problem.vulnerability}
+    s = problem.welfare("survival")
+    coefs = {"utilitarian": s, "prioritarian": problem.welfare("disadvantage") * s,
+             "care": problem.welfare("vulnerability")}
     for f in frameworks:
         best = _objective_values(problem, optima[f])[f]
         if f in coefs:

@@ -1,7 +1,12 @@
-"""Multi-resource allocation problems: individuals x resources, capacities, clinical needs.
+"""Multi-resource allocation problems: individuals x resources, capacities, needs.
 
 An :class:`AllocationProblem` is validated once, immutable, and holds everything the metrics and the
-solvers need as numpy arrays. An allocation is an array ``x`` of shape ``(n, R)`` (or a stack
+solvers need as numpy arrays. The generic problem is feasibility only (ids, resources, capacities, needs,
+divisibility, the need-satisfaction form); the *welfare data* (:data:`WELFARE_FIELDS`: survival, urgency,
+disadvantage and vulnerability per individual) and the Gini's resource are optional: the triage cohorts
+supply them, and the metrics and frameworks that read them (``esg``, ``dw_esg``, ``vwci``, ``gini``, the
+entitlement order) refuse a problem without them (:meth:`AllocationProblem.welfare`, one-line
+:class:`InputError` naming the field). An allocation is an array ``x`` of shape ``(n, R)`` (or a stack
 ``(B, n, R)``); ``x[i, r]`` is the amount of resource ``r`` given to individual ``i``.
 
 Feasibility: ``sum_i x[i, r] <= capacity[r]``, ``x >= 0``, and ``x[:, r]`` integral for every
@@ -21,6 +26,7 @@ from fairarena.errors import InputError
 __all__ = [
     "CNSS_FORMS",
     "DEFAULT_CNSS",
+    "WELFARE_FIELDS",
     "AllocationProblem",
     "allocation_from_mapping",
     "allocation_to_mapping",
@@ -39,6 +45,15 @@ CNSS_FORMS: dict[str, str] = {
     "fractional": "sat = min(1, x / need): partial amounts count in proportion",
 }
 DEFAULT_CNSS = "indicator"
+#: the optional per-individual welfare data (None on a generic problem) and what each is
+WELFARE_FIELDS: dict[str, str] = {
+    "survival": "probability of survival given adequate care, in [0, 1] (esg, dw_esg, the entitlement order)",
+    "urgency": "urgency rank, higher is more urgent (the entitlement order)",
+    "disadvantage": "disadvantage weights, non-negative, summing to 1 (dw_esg)",
+    "vulnerability": "vulnerability weights, non-negative, summing to 1 (vwci)",
+}
+#: the Gini resource a problem gets when it names none and has a resource of this name (the paper's)
+DEFAULT_GINI_RESOURCE = "Nursing"
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
@@ -57,11 +72,15 @@ class AllocationProblem:
         capacity: ``(R,)`` available amount of each resource.
         need: ``(n, R)`` required amount; 0 where the resource is not needed.
         indivisible: ``(R,)`` True for integer resources (beds, ventilators, surgery slots).
-        survival: ``(n,)`` probability of survival given adequate care, in [0, 1].
-        urgency: ``(n,)`` urgency rank, higher is more urgent (used by entitlement/priority rules).
-        disadvantage: ``(n,)`` disadvantage weights ``w`` (non-negative, sum 1).
-        vulnerability: ``(n,)`` vulnerability weights ``v`` (non-negative, sum 1).
-        gini_resource: the resource whose per-individual amounts the ``gini`` metric measures.
+        survival: ``(n,)`` probability of survival given adequate care, in [0, 1]; optional (None).
+        urgency: ``(n,)`` urgency rank, higher is more urgent (used by entitlement/priority rules); optional.
+        disadvantage: ``(n,)`` disadvantage weights ``w`` (non-negative, sum 1); optional.
+        vulnerability: ``(n,)`` vulnerability weights ``v`` (non-negative, sum 1); optional.
+            The four are the welfare data (:data:`WELFARE_FIELDS`): a generic problem leaves them None and
+            the metrics reading them refuse it (:meth:`welfare`).
+        gini_resource: the resource whose per-individual amounts the ``gini`` metric measures; None (the
+            default) means :data:`DEFAULT_GINI_RESOURCE` when the problem has that resource, else no Gini
+            resource (the ``gini`` metric refuses the problem).
         cnss: the need-satisfaction form, ``"indicator"`` (default, the paper's) or ``"fractional"``
             (:data:`CNSS_FORMS`).
         cnss_minimum: ``(R,)`` clinical minimum amount of each resource that counts as meeting a need
@@ -74,11 +93,11 @@ class AllocationProblem:
     capacity: np.ndarray
     need: np.ndarray
     indivisible: np.ndarray
-    survival: np.ndarray
-    urgency: np.ndarray
-    disadvantage: np.ndarray
-    vulnerability: np.ndarray
-    gini_resource: str = "Nursing"
+    survival: np.ndarray | None = None
+    urgency: np.ndarray | None = None
+    disadvantage: np.ndarray | None = None
+    vulnerability: np.ndarray | None = None
+    gini_resource: str | None = None
     cnss: str = DEFAULT_CNSS
     cnss_minimum: Any = None
     needed: np.ndarray = field(init=False, repr=False)
@@ -96,8 +115,11 @@ class AllocationProblem:
             raise InputError("ids", dup, "unique individual ids (duplicates found)")
         if R == 0 or len(set(resources)) != R:
             raise InputError("resources", resources, "a non-empty list of distinct resource names")
-        if self.gini_resource not in resources:
-            raise InputError("gini_resource", self.gini_resource, f"one of {list(resources)}")
+        gini_resource = self.gini_resource
+        if gini_resource is None:
+            gini_resource = DEFAULT_GINI_RESOURCE if DEFAULT_GINI_RESOURCE in resources else None
+        elif gini_resource not in resources:
+            raise InputError("gini_resource", gini_resource, f"one of {list(resources)}")
 
         def arr(name: str, value: Any, shape: tuple[int, ...], *, lo: float | None = 0.0,
                 hi: float | None = None) -> np.ndarray:
@@ -117,10 +139,13 @@ class AllocationProblem:
         indivisible = np.asarray(self.indivisible, dtype=bool)
         if indivisible.shape != (R,):
             raise InputError("indivisible", indivisible.shape, f"shape {(R,)}")
-        survival = arr("survival", self.survival, (n,), hi=1.0)
-        urgency = arr("urgency", self.urgency, (n,), lo=None)
-        weights = {}
+        survival = None if self.survival is None else arr("survival", self.survival, (n,), hi=1.0)
+        urgency = None if self.urgency is None else arr("urgency", self.urgency, (n,), lo=None)
+        weights: dict[str, np.ndarray | None] = {}
         for name in ("disadvantage", "vulnerability"):
+            if getattr(self, name) is None:
+                weights[name] = None
+                continue
             w = arr(name, getattr(self, name), (n,))
             if not np.isclose(w.sum(), 1.0, atol=1e-9):
                 raise InputError(name, w.tolist(), "weights summing to 1")
@@ -152,10 +177,10 @@ class AllocationProblem:
         set_(self, "capacity", _readonly(capacity))
         set_(self, "need", _readonly(need))
         set_(self, "indivisible", _readonly(indivisible))
-        set_(self, "survival", _readonly(survival))
-        set_(self, "urgency", _readonly(urgency))
-        set_(self, "disadvantage", _readonly(weights["disadvantage"]))
-        set_(self, "vulnerability", _readonly(weights["vulnerability"]))
+        for name, value in (("survival", survival), ("urgency", urgency), ("disadvantage", weights["disadvantage"]),
+                            ("vulnerability", weights["vulnerability"])):
+            set_(self, name, None if value is None else _readonly(value))
+        set_(self, "gini_resource", gini_resource)
         set_(self, "needed", _readonly(needed))
         set_(self, "n_needed", _readonly(n_needed.astype(float)))
         set_(self, "cnss_minimum", _readonly(minimum))
@@ -173,8 +198,26 @@ class AllocationProblem:
         return len(self.resources)
 
     @property
+    def has_welfare(self) -> bool:
+        """True when every welfare field (:data:`WELFARE_FIELDS`) is given."""
+        return all(getattr(self, f) is not None for f in WELFARE_FIELDS)
+
+    def welfare(self, name: str) -> np.ndarray:
+        """The welfare field ``name`` (:data:`WELFARE_FIELDS`); a problem without it: InputError naming it."""
+        if name not in WELFARE_FIELDS:
+            raise InputError("welfare", name, f"one of {', '.join(WELFARE_FIELDS)}")
+        value = getattr(self, name)
+        if value is None:
+            raise InputError(name, None, f"a problem with {name} data ({WELFARE_FIELDS[name]}); this allocation "
+                                         "problem has no welfare data")
+        return value
+
+    @property
     def gini_index(self) -> int:
-        """Column index of :attr:`gini_resource`."""
+        """Column index of :attr:`gini_resource` (a problem without one: InputError naming it)."""
+        if self.gini_resource is None:
+            raise InputError("gini_resource", None, f"one of {list(self.resources)} (the gini metric measures "
+                                                    "one resource's amounts; this problem names none)")
         return self.resources.index(self.gini_resource)
 
     def with_options(self, **changes: Any) -> "AllocationProblem":

@@ -165,12 +165,9 @@ class PBDomain:
     def problem(self, inst: PBInstance) -> Any:
         from fairarena.allocation.problem import AllocationProblem
 
-        m = len(inst.costs)
         whole = bool(np.all(np.mod(inst.costs, 1) == 0)) and float(inst.budget).is_integer()
         return AllocationProblem(ids=list(inst.project_ids), resources=["budget"], capacity=[inst.budget],
-                                 need=inst.costs[:, None].copy(), indivisible=np.array([whole]),
-                                 survival=np.ones(m), urgency=np.zeros(m), disadvantage=np.full(m, 1 / m),
-                                 vulnerability=np.full(m, 1 / m), gini_resource="budget")
+                                 need=inst.costs[:, None].copy(), indivisible=np.array([whole]))
 
     def violations(self, inst: PBInstance, x: np.ndarray) -> list[str]:
         x = np.asarray(x, dtype=float)

@@ -159,20 +159,17 @@ class DeclaredProblem:
     @cached_property
     def allocation_problem(self) -> Any:
         """The :class:`~fairarena.allocation.problem.AllocationProblem` (built once): recipients x resources,
-        capacities, needs, indivisible resources, the satisfaction form. The core still requires triage's
-        welfare data; they get neutral values no file objective reads (survival 1, urgency 0, disadvantage
-        and vulnerability 1/n, the Gini's resource the first)."""
+        capacities, needs, indivisible resources, the satisfaction form; no welfare data (the generic core
+        needs none)."""
         import numpy as np
 
         from fairarena.allocation.problem import AllocationProblem
 
-        n, names = len(self.recipients), self.resource_names
+        names = self.resource_names
         need = np.array([[float(r.needs.get(k, 0.0)) for k in names] for r in self.recipients])
         return AllocationProblem(
             ids=self.ids, resources=names, capacity=[r.capacity for r in self.resources], need=need,
-            indivisible=[not r.divisible for r in self.resources],
-            survival=np.ones(n), urgency=np.zeros(n), disadvantage=np.full(n, 1.0 / n),
-            vulnerability=np.full(n, 1.0 / n), gini_resource=names[0], cnss=self.satisfaction,
+            indivisible=[not r.divisible for r in self.resources], cnss=self.satisfaction,
             cnss_minimum=[r.minimum for r in self.resources])
 
     def to_dict(self) -> dict[str, Any]:
