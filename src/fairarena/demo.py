@@ -62,6 +62,8 @@ SECTIONS: list[tuple[str, str]] = [
     ("Fair bandit learners on the Dots instance", "fairarena.learners.demo:learn_demo"),
     ("Multistakeholder tourism: every rule, and a conflict audit", "fairarena.tourism.demo:tourism_demo"),
     ("Council: six framework agents debate one cohort, beside every aggregation rule", "fairarena.arena.demo:council_demo"),
+    ("Participatory budgeting: Warsaw-Wesola 2023 by age group, every rule beside the city's outcome",
+     "fairarena.pb.demo:pb_demo"),
     ("Triage-debate study (small preset, 5 cohorts; --full: the paper's 600 debates): run, tables, report",
      "fairarena.study.demo:study_demo"),
     ("Council and tourism studies (3 cohorts, 3 destinations; --full: 50 each): every rule beside the debate",

@@ -150,3 +150,19 @@ def test_compare_aggregation_rows_are_lotteries_over_the_groups_proposals(tmp_pa
     assert r.exit_code == 0 and png.read_bytes()[:4] == b"\x89PNG" and "agg:borda" in r.output
     r = runner.invoke(app, ["pb", "compare", "--file", str(f), "--plot", str(tmp_path / "w.txt")])
     assert r.exit_code == 2 and "--plot" in r.output
+
+
+def test_demo_section_registered_and_writes(tmp_path):
+    import importlib
+
+    from fairarena.demo import SECTIONS
+
+    target = next(t for _, t in SECTIONS if t.startswith("fairarena.pb."))
+    mod, fn = target.split(":")
+    getattr(importlib.import_module(mod), fn)(tmp_path)
+    data = json.loads((tmp_path / "pb" / "wesola_2023_age.json").read_text())
+    assert data["groups"]["scheme"] == "age" and data["groups"]["left_out"] == [["age unknown", 1]]
+    actual = next(r for r in data["rows"] if r["rule"] == "actual")
+    greedy = next(r for r in data["rows"] if r["rule"] == "greedy")
+    assert actual["projects"] == greedy["projects"]            # Warsaw 2023 ran the greedy rule
+    assert (tmp_path / "pb" / "wesola_2023_age.png").read_bytes()[:4] == b"\x89PNG"
