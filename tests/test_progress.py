@@ -125,3 +125,50 @@ def test_a_bad_interval_is_refused_before_any_work(tmp_path, command):
     assert r.returncode == 2
     assert len(r.stderr.strip().splitlines()) == 1 and "progress-every" in r.stderr and "-1" in r.stderr
     assert not out.exists()
+
+
+def test_the_audit_per_rule_is_the_single_call():
+    from fairarena.aggregation.audit import audit, audit_rules, audit_search
+    from fairarena.progress import per_rule
+
+    names = audit_rules("all")[:4]
+    quiet = Progress("audit", enabled=False)
+    assert per_rule(audit, names, quiet, profiles=60, seed=3) == audit(names, profiles=60, seed=3)
+    assert per_rule(audit_search, names, quiet, steps=3, seed=3) == audit_search(names, steps=3, seed=3)
+    assert quiet.done == 8
+
+
+def test_aggregate_audit_counts_rules_off_a_terminal():
+    r = cli("aggregate", "audit", "--rule", "borda", "--profiles", "30", "--search", "2", "--instances", "0",
+            "--progress-every", "0")
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("progress aggregate audit: ")]
+    assert [x.split(": ", 1)[1].split("  ")[0] for x in lines] == ["1/2 steps", "2/2 steps"]
+    j = cli("aggregate", "audit", "--rule", "borda", "--profiles", "30", "--search", "2", "--instances", "0",
+            "--progress-every", "0", "--json")
+    assert j.returncode == 0 and not [x for x in j.stderr.splitlines() if x.startswith("progress")]
+    assert list(json.loads(j.stdout)["table"]) == ["borda"]
+
+
+def test_ticking_says_it_is_still_working():
+    import time
+
+    buf = io.StringIO()
+    con = Console(file=buf, width=200, force_terminal=False)
+    with Progress("tourism compare", terminal=False, every=0.05, console=con) as p, p.ticking():
+        time.sleep(0.6)
+    assert len(p.lines) >= 2 and all(x.startswith("progress tourism compare: working, ") for x in p.lines)
+    with Progress("tourism compare", terminal=False, every=0.05, console=con, enabled=False) as q, q.ticking():
+        time.sleep(0.3)
+    assert q.lines == []
+
+
+def test_tourism_compare_says_it_is_working_off_a_terminal(tmp_path):
+    assert cli("tourism", "destination", "--seed", "0", "--pois", "12", "--out", "d.json", cwd=tmp_path).returncode == 0
+    r = cli("tourism", "compare", "--destination", "d.json", "--rounds", "1", "--progress-every", "0.2", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert [x for x in r.stderr.splitlines() if x.startswith("progress tourism compare: working, ")], r.stderr
+    j = cli("tourism", "compare", "--destination", "d.json", "--rounds", "1", "--progress-every", "0.2", "--json",
+            cwd=tmp_path)
+    assert j.returncode == 0 and not [x for x in j.stderr.splitlines() if x.startswith("progress")]
+    json.loads(j.stdout)

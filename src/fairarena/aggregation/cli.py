@@ -146,6 +146,8 @@ def audit_cmd(
     seed: int = typer.Option(0, "--seed", help="Random seed."),
     witness: Optional[Path] = typer.Option(None, "--witness", help="Write one witness profile per violation here."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between progress lines on stderr "
+                                         "when it is not a terminal (0: every rule); none with --json."),
 ) -> None:
     """Check every rule against the social-choice axioms, with minimal witnesses."""
     from fairarena.aggregation.audit import (
@@ -173,16 +175,23 @@ def audit_cmd(
     if witness is not None:
         if witness.exists() and not witness.is_dir():
             raise InputError("--witness", str(witness), "a folder (it is a file)")
-    res = audit(names, profiles=profiles, seed=seed)
-    if fnames:
-        res["feasible"] = audit_feasible(fnames, instances=instances, seed=seed)
-    if names and search > 0:
-        res["search"] = audit_search(names, steps=search, seed=seed)
-    if cohorts > 0:
-        from fairarena.aggregation.audit import cohort_pareto_witnesses
+    from fairarena.progress import Progress, check_every, per_rule
 
-        crules = list(dict.fromkeys([*audit_feasible_rules("all"), *names])) if rule == "all" else [rule]
-        cres = cohort_pareto_witnesses(crules, cohorts=cohorts, seed=seed)
+    every = check_every(progress_every)
+    steps = len(names) * (1 + (search > 0)) + bool(fnames) + (cohorts > 0)
+    with Progress("aggregate audit", total=steps, unit="steps", every=every, enabled=not as_json) as progress:
+        res = per_rule(audit, names, progress, profiles=profiles, seed=seed)
+        if fnames:
+            res["feasible"] = audit_feasible(fnames, instances=instances, seed=seed)
+            progress.advance()
+        if names and search > 0:
+            res["search"] = per_rule(audit_search, names, progress, steps=search, seed=seed)
+        if cohorts > 0:
+            from fairarena.aggregation.audit import cohort_pareto_witnesses
+
+            crules = list(dict.fromkeys([*audit_feasible_rules("all"), *names])) if rule == "all" else [rule]
+            cres = cohort_pareto_witnesses(crules, cohorts=cohorts, seed=seed)
+            progress.advance()
     if witness is not None:
         write_witnesses(res, witness)
         if "search" in res:

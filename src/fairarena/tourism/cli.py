@@ -125,10 +125,14 @@ def run_cmd(
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder (result.json)."),
     force: bool = typer.Option(False, "--force"),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
+                                         "stderr when it is not a terminal; none with --json."),
 ) -> None:
     """Each stakeholder proposes, the rule (or a scripted debate through the arena) decides, all are evaluated."""
+    from fairarena.progress import Progress, check_every
     from fairarena.tourism.decisions import run
 
+    every = check_every(progress_every)
     check_seed(seed)
     _check_rounds(rounds)
     d, ss = _setup(destination, stakeholders, decision, k, attention)
@@ -148,9 +152,10 @@ def run_cmd(
             return {**llm_debate(d, ss, model, rounds=max(1, rounds), closing=closing, seed=seed,
                                  transcript=transcript), "seed": seed}
 
-        result = _write(out, force, "tourism run", work, config={"destination": str(destination), "model": model,
-                                                                 "stakeholders": stakeholders, "rounds": rounds,
-                                                                 "closing": closing})
+        with Progress("tourism run", every=every, enabled=not as_json) as progress, progress.ticking():
+            result = _write(out, force, "tourism run", work, config={"destination": str(destination), "model": model,
+                                                                     "stakeholders": stakeholders, "rounds": rounds,
+                                                                     "closing": closing})
         if as_json:
             emit_json(result)
         else:
@@ -170,8 +175,9 @@ def run_cmd(
     check_scripted_closing(closing, decision, "--closing")
     cfg = {"destination": str(destination), "stakeholders": stakeholders, "decision": decision, "rule": rule, "k": k,
            "rounds": rounds, "attention": attention, "seed": seed, **({"closing": closing} if rounds > 0 else {})}
-    result = _write(out, force, "tourism run", lambda: run(d, ss, decision, rule, k=k, rounds=rounds, seed=seed,
-                                                           attention=attention, closing=closing), config=cfg)
+    with Progress("tourism run", every=every, enabled=not as_json) as progress, progress.ticking():
+        result = _write(out, force, "tourism run", lambda: run(d, ss, decision, rule, k=k, rounds=rounds, seed=seed,
+                                                               attention=attention, closing=closing), config=cfg)
     if as_json:
         emit_json(result)
     else:
@@ -207,18 +213,23 @@ def compare_cmd(
     out: Optional[Path] = typer.Option(None, "--out"),
     force: bool = typer.Option(False, "--force"),
     as_json: bool = typer.Option(False, "--json"),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
+                                         "stderr when it is not a terminal; none with --json."),
 ) -> None:
     """Every rule side by side (table and plot), plus the scripted debate."""
+    from fairarena.progress import Progress, check_every
     from fairarena.tourism.compare import compare, plot_compare
 
+    every = check_every(progress_every)
     check_seed(seed)
     _check_rounds(rounds)
     d, ss = _setup(destination, stakeholders, decision, k, attention)
-    result = _write(out, force, "tourism compare", lambda: compare(d, ss, decision, k=k, rounds=rounds, seed=seed,
-                                                                   attention=attention),
-                    plot=lambda r, p: plot_compare(r, p / "compare.png"),
-                    config={"destination": str(destination), "stakeholders": stakeholders, "decision": decision,
-                            "k": k, "rounds": rounds, "attention": attention, "seed": seed})
+    with Progress("tourism compare", every=every, enabled=not as_json) as progress, progress.ticking():
+        result = _write(out, force, "tourism compare", lambda: compare(d, ss, decision, k=k, rounds=rounds, seed=seed,
+                                                                       attention=attention),
+                        plot=lambda r, p: plot_compare(r, p / "compare.png"),
+                        config={"destination": str(destination), "stakeholders": stakeholders, "decision": decision,
+                                "k": k, "rounds": rounds, "attention": attention, "seed": seed})
     if as_json:
         emit_json(result)
         return
