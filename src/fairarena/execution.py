@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from fairarena.errors import InputError
@@ -51,6 +52,9 @@ BACKENDS: Registry[Runner] = Registry("execution backend", field="backend")
 
 PARENT_POLL = 0.5
 """Seconds between a worker's checks that its parent is alive (see :func:`watch_parent`)."""
+
+CANCELLED_WARNING = r"\d+ tasks which were still being processed by the workers have been cancelled"
+"""joblib's warning when the tasks in flight are cancelled; the ``processes`` backend silences it."""
 
 
 def _watch_loop(parent: int, interval: float) -> None:
@@ -167,6 +171,10 @@ def _processes(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, add
     from joblib import Parallel, delayed
     from joblib.parallel import LokyBackend
 
+    # when a task raises (a full disk, a dead worker) or the caller stops early, joblib cancels the tasks
+    # still queued and says so in a two-line UserWarning on stderr, before the caller's own one-line error
+    # (the cancelling is this module's intent: the caller reruns to resume)
+    warnings.filterwarnings("ignore", message=CANCELLED_WARNING, category=UserWarning)
     # the same initializer and arguments on every call, so joblib keeps reusing its executor
     loky = LokyBackend(initializer=watch_parent, initargs=(os.getpid(),))
     par = Parallel(n_jobs=n, backend=loky, return_as="generator_unordered", batch_size=1,

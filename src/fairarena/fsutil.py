@@ -45,15 +45,15 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes, *, durable: bo
     path = Path(path)
     fd, tmp = _mkstemp(path, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "wb") as fh:
-            os.fchmod(fh.fileno(), _FILE_MODE)
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
         try:
+            with os.fdopen(fd, "wb") as fh:
+                os.fchmod(fh.fileno(), _FILE_MODE)
+                fh.write(data)
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
             os.replace(tmp, path)
-        except OSError as exc:  # name the destination, not the internal temporary name
+        except OSError as exc:  # a full disk, a failed rename: name the destination, not the temporary
             raise OSError(exc.errno, exc.strerror, str(path)) from None
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

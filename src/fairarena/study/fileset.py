@@ -39,10 +39,13 @@ def write_file_set(out: str | os.PathLike[str], files: Mapping[str, str]) -> lis
         new.mkdir()
         old.mkdir()
         for name, text in files.items():
-            with open(new / name, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
+            try:
+                with open(new / name, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:  # a full disk: name the file of the set, not the temporary folder
+                raise OSError(exc.errno, exc.strerror, str(out / name)) from None
         moved_aside: list[str] = []
         placed: list[str] = []
         try:
