@@ -22,6 +22,7 @@ paired (cohort-resampling) bootstrap, which is the natural scheme for cohort-pai
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,9 +45,19 @@ def _check(n_resamples: int, level: float) -> None:
 
 def resample_counts(n: int, n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED) -> np.ndarray:
     """``(n_resamples, n)`` counts: how often each observation appears in each resample."""
+    return _counts(int(n), int(n_resamples), int(seed)).copy()
+
+
+@functools.lru_cache(maxsize=16)
+def _counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """:func:`resample_counts`, read-only and kept per ``(n, n_resamples, seed)``: a study's cells share a few
+    sizes (one per number of cohorts), and each interval used to redraw and recount the same matrix. The
+    counts are one ``bincount`` of the flattened ``resample * n + index`` (the same numbers as adding 1 at
+    every drawn index, ``np.add.at``, which took 4x as long)."""
     idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
-    counts = np.zeros((n_resamples, n), dtype=np.float64)
-    np.add.at(counts, (np.repeat(np.arange(n_resamples), n), idx.ravel()), 1.0)
+    idx += (np.arange(n_resamples, dtype=idx.dtype) * n)[:, None]
+    counts = np.bincount(idx.ravel(), minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
+    counts.setflags(write=False)
     return counts
 
 
@@ -85,7 +96,7 @@ def bootstrap_means_ci(samples: Sequence[Sequence[float] | np.ndarray], *, n_res
         if a.size:
             by_size.setdefault(a.size, []).append(i)
     for n, rows in by_size.items():
-        counts = resample_counts(n, n_resamples, seed)
+        counts = _counts(n, int(n_resamples), int(seed))
         X = np.stack([arrays[i] for i in rows])                    # (m, n)
         # einsum's own C loop, not BLAS: a multi-threaded BLAS on a busy machine is 10-20x slower here
         means = np.einsum("ij,bj->ib", X, counts) / n              # (m, B)

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from fairarena.errors import InputError
-from fairarena.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check, resample_counts
+from fairarena.stats.bootstrap import DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, _check, _counts
 from fairarena.stats.paired import ALPHA, check_options, direction_sign, paired_comparison, round_differences
 
 
@@ -77,7 +77,7 @@ def cluster_bootstrap_ci(values: Sequence[float] | np.ndarray, clusters: Sequenc
     sizes = np.bincount(idx, minlength=k).astype(float)
     present = sizes > 0
     sums, sizes = sums[present], sizes[present]
-    counts = resample_counts(sums.size, n_resamples, seed)            # (B, K')
+    counts = _counts(sums.size, int(n_resamples), int(seed))          # (B, K'), shared read-only
     means = (counts @ sums) / (counts @ sizes)
     means = np.clip(means, y.min(), y.max())
     lo, hi = np.percentile(means, [100 * (1 - level) / 2, 100 * (1 + level) / 2])
