@@ -12,15 +12,15 @@ Need satisfaction of individual ``i`` over the resources it needs ``N_i = {r : n
 
 and ``CNSS_i = mean_{r in N_i} sat[i, r]``. The metrics (:data:`METRICS`, in :data:`METRIC_KEYS` order):
 
-* ``esg = sum_i s_i CNSS_i``            (utilitarian,  higher is better)
-* ``rmg = min_i CNSS_i``                (Rawlsian,     higher)
-* ``var = population variance of CNSS`` (libertarian column of the paper's Table 2, lower)
-* ``dw_esg = sum_i w_i s_i CNSS_i``     (prioritarian, higher)
-* ``vwci = sum_i v_i CNSS_i``           (care ethics,  higher)
+* ``esg = sum_i s_i CNSS_i``            (utilitarian,  max: higher is better)
+* ``rmg = min_i CNSS_i``                (Rawlsian,     max)
+* ``var = population variance of CNSS`` (libertarian column of the paper's Table 2, min)
+* ``dw_esg = sum_i w_i s_i CNSS_i``     (prioritarian, max)
+* ``vwci = sum_i v_i CNSS_i``           (care ethics,  max)
 * ``gini`` = Gini of the problem's ``gini_resource`` amounts (nursing hours): the paper's Gini
-  (its Appendix C) and the Gini column of its Table 2 (lower). **Undefined (NaN) when nobody receives
+  (its Appendix C) and the Gini column of its Table 2 (min). **Undefined (NaN) when nobody receives
   any of that resource**: the Gini of an all-zero distribution is 0/0, not perfect equality
-* ``gini_cnss`` = Gini of CNSS: what the egalitarian optimum minimises (lower); 0 when every CNSS is 0
+* ``gini_cnss`` = Gini of CNSS: what the egalitarian optimum minimises (min); 0 when every CNSS is 0
   (the value the egalitarian objective and the aggregation utilities work with)
 
 :func:`compute_metrics` also reports ``unused``: the capacity left over per resource.

@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from fairarena.allocation.frameworks import FRAMEWORKS, framework_optima, get_framework
-from fairarena.allocation.metrics import compute_metrics, gini, need_satisfaction
+from fairarena.allocation.metrics import METRICS, compute_metrics, gini, need_satisfaction
 from fairarena.allocation.milp import AllocationMILP, InfeasibleMILP, add_gini_bound
 from fairarena.allocation.problem import AllocationProblem
 
@@ -49,27 +49,41 @@ __all__ = [
 DEFAULT_TOL = 1e-4
 
 
-def _objective_values(problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
+def _linear_weights(problem: AllocationProblem, f: str) -> np.ndarray | None:
+    """The CNSS weights of framework ``f``'s metric when it is a weighted sum of CNSS (utilitarian ESG,
+    prioritarian DW-ESG, care VWCI), read from the metric's one linear form
+    (:attr:`fairarena.allocation.metrics.Metric.weights`); None for the other frameworks."""
+    metric = METRICS.get(FRAMEWORKS.get(f).metric)
+    return metric.weights(problem) if metric.milp == "linear" and metric.weights is not None else None
+
+
+def _objective_values(problem: AllocationProblem, x: np.ndarray, frameworks: Sequence[str] | None = None
+                      ) -> dict[str, Any]:
+    """Each framework's objective at ``x``: a weighted sum of CNSS (its metric's linear form), the minimum
+    CNSS (rawlsian), the Gini of CNSS (egalitarian) or the CNSS vector (libertarian entitlements)."""
     c = need_satisfaction(problem, x)
-    s = problem.welfare("survival")
-    return {
-        "utilitarian": float(c @ s),
-        "prioritarian": float(c @ (problem.welfare("disadvantage") * s)),
-        "care": float(c @ problem.welfare("vulnerability")),
-        "rawlsian": float(c.min()),
-        "egalitarian": float(gini(c)),
-        "libertarian": c,
-    }
+    out: dict[str, Any] = {}
+    for f in (FRAMEWORKS if frameworks is None else frameworks):
+        w = _linear_weights(problem, f)
+        if w is not None:
+            out[f] = float(c @ w)
+        elif f == "rawlsian":
+            out[f] = float(c.min())
+        elif f == "egalitarian":
+            out[f] = float(gini(c))
+        else:
+            out[f] = c
+    return out
 
 
 def framework_losses(problem: AllocationProblem, x: np.ndarray, optima: dict[str, np.ndarray],
                      frameworks: Sequence[str]) -> dict[str, float]:
     """``L_f(x)`` for each framework ``f`` (see module docstring), given each one's optimal allocation."""
-    val = _objective_values(problem, x)
+    val = _objective_values(problem, x, frameworks)
     out: dict[str, float] = {}
     for f in frameworks:
-        best = _objective_values(problem, optima[f])[f]
-        if f in ("utilitarian", "prioritarian", "care"):
+        best = _objective_values(problem, optima[f], [f])[f]
+        if _linear_weights(problem, f) is not None:
             out[f] = float((best - val[f]) / best) if best > 0 else float(best - val[f])
         elif f == "rawlsian":
             out[f] = float(best - val[f])
@@ -118,13 +132,11 @@ def _joint_feasible(problem: AllocationProblem, frameworks: Sequence[str],
                     optima: dict[str, np.ndarray], tol: float) -> np.ndarray | None:
     """An allocation with ``L_f <= tol`` for all ``f`` in ``frameworks``, or None (one MILP)."""
     m = AllocationMILP(problem)
-    s = problem.welfare("survival")
-    coefs = {"utilitarian": s, "prioritarian": problem.welfare("disadvantage") * s,
-             "care": problem.welfare("vulnerability")}
     for f in frameworks:
-        best = _objective_values(problem, optima[f])[f]
-        if f in coefs:
-            expr = m.weighted_cnss(coefs[f])
+        best = _objective_values(problem, optima[f], [f])[f]
+        w = _linear_weights(problem, f)
+        if w is not None:
+            expr = m.weighted_cnss(w)
             m.add_row(expr, lo=(1.0 - tol) * best if best > 0 else best - tol)
         elif f == "rawlsian":
             for c in m.cnss:
@@ -162,7 +174,7 @@ def check_nondegenerate(problem: AllocationProblem, frameworks: Sequence[str] | 
         for a, b in combinations(names, 2):
             if _joint_feasible(problem, [a, b], opt, tol) is None:
                 conflicts.append((a, b, max(loss[a][b], loss[b][a])))
-    vals = {f: _objective_values(problem, opt[f])[f] for f in names}
+    vals = {f: _objective_values(problem, opt[f], [f])[f] for f in names}
     return NonDegeneracyReport(
         nondegenerate=joint is None,
         frameworks=names,

@@ -26,7 +26,8 @@ are fixed here and documented in ``docs/study.md`` (each has an option):
   as the paper states; d_z = mean(d) / s_d, the standardised mean of the differences, is reported
   beside it. Both are signed A minus B in metric units (not by the metric's direction); 0/0 is 0;
 * winner: "tie" unless the deciding p (Holm-adjusted when a correction was applied, else raw) is below
-  alpha; then the side whose mean is better in the metric's direction ("higher" or "lower" is better).
+  alpha; then the side whose mean is better in the metric's direction (``max`` or ``min``, the domains'
+  vocabulary; ``higher`` and ``lower`` are accepted as the same).
 """
 
 from __future__ import annotations
@@ -51,14 +52,16 @@ _DIRECTIONS = {"higher": 1, "max": 1, "lower": -1, "min": -1}
 
 
 def direction_sign(direction: str) -> int:
-    """+1 when higher is better ("higher"/"max"), -1 when lower is better ("lower"/"min")."""
+    """+1 for ``max`` (higher is better; ``higher`` accepted), -1 for ``min`` (lower is better; ``lower``)."""
     try:
         return _DIRECTIONS[direction]
     except (KeyError, TypeError):
-        raise InputError("direction", direction, "one of higher, lower (or max, min)") from None
+        raise InputError("direction", direction, "one of max, min (or higher, lower)") from None
 
 
 def _canonical_direction(direction: str) -> str:
+    """The stored form of a direction: ``higher`` / ``lower`` (what stats files and their readers hold since
+    the first study; a direction is read with :func:`direction_sign`, so either vocabulary is accepted)."""
     return "higher" if direction_sign(direction) > 0 else "lower"
 
 
@@ -156,7 +159,7 @@ class PairedResult:
     normality_p: float | None   # Shapiro-Wilk p of the differences (None when not run)
     cohens_d: float             # pooled-SD Cohen's d, A minus B
     d_z: float                  # mean(d) / sd(d)
-    direction: str              # higher | lower (which is better)
+    direction: str              # higher | lower: the stored form of max | min (which is better)
     alpha: float
     significant: bool
     winner: str                 # A | B | tie
@@ -253,7 +256,7 @@ def compare_pairs(a: np.ndarray, b: np.ndarray, n_excluded: int, n_missing: int,
 def paired_comparison(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
                       feasible_a: Sequence[bool] | np.ndarray | None = None,
                       feasible_b: Sequence[bool] | np.ndarray | None = None,
-                      direction: str = "higher", test: str = "auto", alpha: float = ALPHA,
+                      direction: str = "max", test: str = "auto", alpha: float = ALPHA,
                       zero_method: str = "wilcox", n_resamples: int = DEFAULT_RESAMPLES,
                       seed: int = DEFAULT_SEED, level: float = DEFAULT_LEVEL,
                       ci_method: str = "percentile") -> PairedResult:

@@ -145,7 +145,8 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
                   frameworks: Sequence[str] | None = None) -> StudyStats:
     """Every opponent x framework x metric cell of a study.
 
-    ``metrics`` maps each metric name to its direction ("higher" or "lower" is better). ``correction``
+    ``metrics`` maps each metric name to its direction (``max`` or ``min``; ``higher`` / ``lower`` accepted,
+    and kept as the stored form in ``directions``). ``correction``
     ("none" or "holm") is applied over ``family``: ``"all"`` cells at once, or each ``"opponent"``
     (pairing) separately; raw and adjusted p are both kept. Opponents and frameworks appear in the
     order given, else in order of first appearance. A second debate for the same (cohort, framework,
