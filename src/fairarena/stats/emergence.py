@@ -99,13 +99,16 @@ def joint_beats_both(traces: Iterable[Mapping[str, Any]], directions: Mapping[st
         j = tr.get("joint")
         if not j or not j.get("feasible", True):
             continue
+        # the four comparators looked up once per debate, not once per metric
+        turns = {stage: (_turn(tr, "A", stage), _turn(tr, "B", stage)) for stage in ("r1", "final")}
         for m, d in directions.items():
             s = direction_sign(d)
             jv = _val(j, m)
             if math.isnan(jv):
                 continue
             for stage, off in (("r1", 0), ("final", 2)):
-                a, b = _val(_turn(tr, "A", stage), m), _val(_turn(tr, "B", stage), m)
+                ta, tb = turns[stage]
+                a, b = _val(ta, m), _val(tb, m)
                 if math.isnan(a) or math.isnan(b):
                     continue
                 win = _better(jv, a, s) and _better(jv, b, s)
