@@ -17,3 +17,62 @@ def test_means_figure_accepts_a_constant_sample_whose_interval_is_off_by_roundin
                          cell=lambda opp, fw, metric: SimpleNamespace(result=res))
     fig = means_figure(st, "gini")
     assert fig.axes and fig.axes[0].get_title() == "A vs baseline"
+
+
+def _obvious_counts(points, side, direction):
+    """Per (cohort, opponent): the means of the side and of the joint; joint better / equal / worse."""
+    cells = {}
+    for p in points:
+        if p[side] is None or p["joint"] is None or p[side] != p[side] or p["joint"] != p["joint"]:
+            continue
+        cells.setdefault((p["cohort"], p["opponent"]), []).append((p[side], p["joint"]))
+    b = e = w = 0
+    for pairs in cells.values():
+        x = sum(v for v, _ in pairs) / len(pairs)
+        y = sum(j for _, j in pairs) / len(pairs)
+        d = (y - x) if direction == "higher" else (x - y)
+        if abs(d) <= 1e-9 * max(1.0, abs(x)):
+            e += 1
+        elif d > 0:
+            b += 1
+        else:
+            w += 1
+    return len(cells), b, e, w
+
+
+def test_joint_vs_sides_counts_points_per_cohort_as_the_obvious_code():
+    import random
+
+    from fairarena.report.figures import joint_vs_sides_figure
+
+    rnd = random.Random(3)
+    points = []
+    for cohort in range(7):
+        for opp in ("baseline", "adversarial"):
+            for fw in range(3):
+                a, b = rnd.choice([1.0, 2.0, 3.0]), rnd.random()
+                joint = a if fw == 0 and cohort % 2 else rnd.choice([a, b, rnd.random() * 3])
+                points.append({"cohort": cohort, "opponent": opp, "a": a, "b": None if cohort == 6 else b,
+                               "joint": joint})
+    points.append({"cohort": 9, "opponent": "baseline", "a": float("nan"), "b": 1.0, "joint": 2.0})
+    for direction in ("higher", "lower"):
+        fig = joint_vs_sides_figure(points, "esg", direction=direction)
+        for ax, side, who in zip(fig.axes, ("a", "b"), ("A", "opponent")):
+            n, b, e, w = _obvious_counts(points, side, direction)
+            assert ax.get_title() == f"joint vs {who}: of {n} points, joint better {b}, equal {e}, worse {w}"
+            assert sum(len(c.get_offsets()) for c in ax.collections) == n
+
+
+def test_slopegraph_draws_the_mean_per_framework():
+    import numpy as np
+
+    from fairarena.report.figures import slopegraph_figure
+
+    lines = [{"framework": fw, "opponent": "baseline", "side": side, "values": (k, k + 1.0, k + d)}
+             for k, fw in enumerate(("utilitarian", "rawlsian")) for side in ("A", "opponent") for d in (0.0, 4.0)]
+    lines.append({"framework": "rawlsian", "opponent": "baseline", "side": "A", "values": (float("nan"), 1.0, 1.0)})
+    fig = slopegraph_figure(lines, "esg")
+    ax = fig.axes[0]
+    means = {ln.get_label(): ln.get_ydata() for ln in ax.get_lines() if not ln.get_label().startswith("_")}
+    assert np.allclose(means["utilitarian"], [0, 1, 2]) and np.allclose(means["rawlsian"], [1, 2, 3])
+    assert [a.get_title() for a in fig.axes] == ["A vs baseline: A", "A vs baseline: baseline"]

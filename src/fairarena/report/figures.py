@@ -122,8 +122,8 @@ def joint_vs_sides_figure(points: Sequence[Mapping[str, object]], metric: str, *
     """Two panels: the joint recommendation against A's final (left) and against the opponent's final
     (right), one point per cohort and opponent (``points``: dicts with ``cohort``, ``opponent``, ``a``,
     ``b``, ``joint`` -- the metric's values of one debate; averaged per cohort and opponent; missing or
-    non-finite values skipped), the diagonal y = x, and per panel the share of points on the better side
-    of it (above for ``direction="higher"``)."""
+    non-finite values skipped), the diagonal y = x, and per panel how many points the joint is better, equal
+    (within 1e-9, relative) and worse (better: above the diagonal for ``direction="higher"``)."""
     opponents = list(opponents) or list(dict.fromkeys(str(p["opponent"]) for p in points))
     acc: dict[tuple[object, str], list[list[float]]] = {}
     for p in points:
@@ -146,15 +146,18 @@ def joint_vs_sides_figure(points: Sequence[Mapping[str, object]], metric: str, *
                        label=f"A vs {opp}", edgecolors="none")
             xs_all += xs
             ys_all += ys
-        better = sum((y > x) if direction == "higher" else (y < x) for x, y in zip(xs_all, ys_all))
+        sign = 1.0 if direction == "higher" else -1.0
+        tol = [1e-9 * max(1.0, abs(x)) for x in xs_all]
+        better = sum(sign * (y - x) > t for x, y, t in zip(xs_all, ys_all, tol))
+        worse = sum(sign * (x - y) > t for x, y, t in zip(xs_all, ys_all, tol))
         if xs_all:
             lo, hi = min(xs_all + ys_all), max(xs_all + ys_all)
             pad = (hi - lo) * 0.05 or 0.01
             ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=0.8, ls=":")
         ax.set_xlabel(f"{who}'s final {metric}", fontsize=8)
         ax.set_ylabel(f"joint {metric}", fontsize=8)
-        ax.set_title(f"joint vs {who}: {better} of {len(xs_all)} cohort points "
-                     f"{'above' if direction == 'higher' else 'below'} y = x", fontsize=8)
+        ax.set_title(f"joint vs {who}: of {len(xs_all)} points, joint better {better}, equal "
+                     f"{len(xs_all) - better - worse}, worse {worse}", fontsize=8)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7, frameon=False)

@@ -124,6 +124,7 @@ table.fa th,table.fa td{padding:4px 9px;border-bottom:1px solid var(--line);text
 table.fa thead th{background:var(--soft);text-align:center;font-weight:600}
 table.fa tbody th{text-align:left;font-weight:500}
 table.fa tr.group th{background:#fbfcfd;text-align:left;font-style:italic;color:var(--muted)}
+table.fa td.txt{text-align:left;white-space:normal;min-width:4em}
 table.fa td.win{font-weight:700;background:var(--win)}
 table.fa sup{color:#a3361f;font-weight:700}
 p.notes{color:var(--muted);font-size:12px;margin:6px 0 0}
@@ -144,8 +145,8 @@ details.item[open]>summary{background:var(--soft);border-bottom:1px solid var(--
 details.item .body{padding:4px 12px 10px}
 .tag{display:inline-block;background:var(--soft);border-radius:10px;padding:0 7px;margin-left:4px;font-size:11.5px;color:var(--muted)}
 footer{color:var(--muted);font-size:12px;padding:14px 28px;border-top:1px solid var(--line)}
-table.fa th.sortable{cursor:pointer}
-table.fa th.sortable:hover{color:var(--acc)}
+html.js table.fa thead th.leaf,html.js table.fa thead th.ix{cursor:pointer}
+html.js table.fa thead th.leaf:hover,html.js table.fa thead th.ix:hover{color:var(--acc)}
 table.fa th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
 table.fa th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
 .tfilter{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:6px 0 4px;font-size:13px}
@@ -175,24 +176,24 @@ _JS = """
   function num(t){var x=parseFloat(String(t).replace(/[^0-9eE.+\\-]/g,'')); return isNaN(x)?null:x;}
   function cmp(a,b){ if(a[0]!==null&&b[0]!==null) return a[0]-b[0]; if(a[0]!==null) return -1; if(b[0]!==null) return 1;
     return a[1]<b[1]?-1:a[1]>b[1]?1:0; }
-  /* sortable tables: click a column header (or the row-label header) */
-  all(d,'table.fa').forEach(function(t){
-    var heads=all(t,'thead th.leaf, thead th.ix');
-    heads.forEach(function(th){
-      th.tabIndex=0; th.classList.add('sortable');
-      function sort(){
-        var col=th.classList.contains('ix')?0:(+th.dataset.col+1), dir=th.getAttribute('aria-sort')==='ascending'?-1:1;
-        heads.forEach(function(h){h.removeAttribute('aria-sort');});
-        th.setAttribute('aria-sort',dir>0?'ascending':'descending');
-        all(t,'tbody').forEach(function(tb){
-          var rows=all(tb,'tr').filter(function(r){return !r.classList.contains('group');});
-          rows.map(function(r,i){var c=r.children[col], txt=c?c.textContent:''; return [[col?num(txt):null, txt], r, i];})
-            .sort(function(a,b){return dir*cmp(a[0],b[0])||a[2]-b[2];}).forEach(function(x){tb.appendChild(x[1]);});
-        });
-      }
-      th.addEventListener('click',sort); th.addEventListener('keydown',function(ev){if(ev.key==='Enter')sort();});
+  /* sortable tables: click a column header (or the row-label header); delegated, so tables inserted
+     later (an inflated transcript) sort too */
+  function sortBy(th){
+    var t=th.closest('table'), heads=all(t,'thead th.leaf, thead th.ix');
+    var col=th.classList.contains('ix')?0:(+th.dataset.col+1), dir=th.getAttribute('aria-sort')==='ascending'?-1:1;
+    heads.forEach(function(h){h.removeAttribute('aria-sort');});
+    th.setAttribute('aria-sort',dir>0?'ascending':'descending');
+    all(t,'tbody').forEach(function(tb){
+      var rows=all(tb,'tr').filter(function(r){return !r.classList.contains('group');});
+      rows.map(function(r,i){var c=r.children[col], txt=c?c.textContent:''; return [[col?num(txt):null, txt], r, i];})
+        .sort(function(a,b){return dir*cmp(a[0],b[0])||a[2]-b[2];}).forEach(function(x){tb.appendChild(x[1]);});
     });
-  });
+  }
+  function sortable(ev){
+    var th=ev.target.closest&&ev.target.closest('table.fa thead th.leaf, table.fa thead th.ix');
+    if(th&&(ev.type==='click'||ev.key==='Enter')) sortBy(th);
+  }
+  d.addEventListener('click',sortable); d.addEventListener('keydown',sortable);
   /* table filters (metric, framework, opponent) of a section's tables */
   all(d,'.tfilter').forEach(function(bar){
     var sec=bar.closest('section')||d, sels=all(bar,'select');
@@ -285,6 +286,17 @@ class _Renderer:
     def __init__(self) -> None:
         self.n_fig = 0
         self.n_table = 0
+        self.memo: dict[int, tuple[Block, str]] = {}    # compressed bodies' blocks shared by items (an instance)
+
+    def lazy_block(self, b: Block) -> str:
+        """A block of a compressed body: tables without ids (a body may be shown twice, e.g. the instance
+        of two debates of one cohort), a block object shared by several items rendered once."""
+        hit = self.memo.get(id(b))
+        if hit is not None and hit[0] is b:
+            return hit[1]
+        out = f'<div class="block scroll">{to_html(b)}</div>' if isinstance(b, Table) else self.block(b)
+        self.memo[id(b)] = (b, out)
+        return out
 
     def block(self, b: Block) -> str:
         e = html.escape
@@ -342,8 +354,8 @@ class _Renderer:
             chips = "".join(f'<span class="tag">{e(str(v))}</span>' for v in it.tags.values())
             body = "".join(self.block(b) for b in it.blocks)
             if it.lazy:
-                more = "".join(self.block(b) for b in it.lazy).encode("utf-8")
-                z = base64.b64encode(gzip.compress(more, compresslevel=9, mtime=0)).decode("ascii")
+                more = "".join(self.lazy_block(b) for b in it.lazy).encode("utf-8")
+                z = base64.b64encode(gzip.compress(more, compresslevel=6, mtime=0)).decode("ascii")
                 raw, packed, n_lazy = raw + len(more), packed + len(z), n_lazy + 1
                 tags += f' data-z="{z}"'
                 body += '<div class="lazy"><noscript>(compressed: shown with JavaScript)</noscript></div>'

@@ -631,6 +631,9 @@ def table_dim_values(t: Table) -> dict[str, list[str]]:
     return out
 
 
+_NUMBER = re.compile(r"^\s*([<>]?[-+\u2212]?[\d.,]+(e[-+]?\d+)?%?|undef\.|)\s*$", re.I)   # a number, "<0.001", "undef.", ""
+
+
 def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] | None = None) -> list[str]:
     e = html.escape
     dims = dims or {}
@@ -666,7 +669,8 @@ def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] |
         for r in (r for r in t.rows if r.group == g):
             tds = []
             for c in r.cells:
-                cls = ' class="win"' if c.emphasis else ""
+                classes = (["win"] if c.emphasis else []) + (["txt"] if c.value is None and not _NUMBER.match(c.text) else [])
+                cls = f' class="{" ".join(classes)}"' if classes else ""
                 tip = f' title="{e(c.title)}"' if c.title else ""
                 mark = f"<sup>{e(c.mark)}</sup>" if c.mark else ""
                 tds.append(f"<td{cls}{tip}>{e(c.text)}{mark}</td>")

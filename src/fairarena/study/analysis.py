@@ -498,19 +498,22 @@ def transcript_blocks(entries: Sequence[Mapping[str, Any]]) -> list[Any]:
 def _allocation_tables(alloc: Mapping[str, Any], title: str) -> list[Any]:
     from fairarena.report import Cell, Row, Table, format_num
 
-    res = list(dict.fromkeys(r for v in alloc.values() if isinstance(v, Mapping) for r in v))
+    rows_of = {str(i): (v if isinstance(v, dict) else {}) for i, v in alloc.items()}
+    res = list(dict.fromkeys(r for v in rows_of.values() for r in v))
     if not res:
         return []
-    ids = [str(i) for i in alloc]
+    ids = list(rows_of)
+    empty = Cell(None, "")
 
-    def val(i: str, r: str) -> Cell:
-        v = alloc[i].get(r) if isinstance(alloc[i], Mapping) else None
-        return Cell(None, format_num(v, 2) if isinstance(v, (int, float)) else "")
+    def val(v: Any) -> Any:       # format_num(v, 2) for finite numbers, inline: ~70,000 cells per 1,000 debates
+        if type(v) is int or (type(v) is float and v - v == 0.0):
+            return Cell(v, f"{v:.2f}")
+        return Cell(v, format_num(v, 2)) if type(v) is float else empty
     if len(res) > max(12, len(ids)):      # e.g. visitor groups x 60 POI-slots: resources as rows
-        rows = tuple(Row(r, tuple(val(i, r) for i in ids)) for r in res)
+        rows = tuple(Row(r, tuple(val(rows_of[i].get(r)) for i in ids)) for r in res)
         return [Table(title, tuple((i,) for i in ids), rows, index_header="resource")]
     res = sorted(res)
-    rows = tuple(Row(i, tuple(val(i, r) for r in res)) for i in ids)
+    rows = tuple(Row(i, tuple(val(rows_of[i].get(r)) for r in res)) for i in ids)
     return [Table(title, tuple((r,) for r in res), rows, index_header="patient")]
 
 

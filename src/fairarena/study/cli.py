@@ -254,7 +254,8 @@ def report_cmd(
     dest: Path = typer.Option(..., "--out", help="The HTML file to write (one self-contained file)."),
     test: str = typer.Option("auto", "--test", help=_TEST_HELP),
     holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells."),
-    details: int = typer.Option(60, "--details", min=0, help="Debates shown with their full transcript."),
+    details: Optional[int] = typer.Option(None, "--details", min=0, help="Debates shown with their instance and full "
+                                          "transcript (default: every debate, embedded compressed)."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
 ) -> None:
     """One offline HTML report: study file, provenance, Tables 2-3, emergence figures, per-debate drill-down."""

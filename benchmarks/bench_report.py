@@ -1,0 +1,126 @@
+"""Size and speed of the HTML study report (issue 23): ``fairarena study report`` on finished scripted studies
+(600 debates: the paper preset; 2,000: the same design with 167 cohorts, 2,004 debates), the file's size,
+and opening it in headless Chromium. Prints figures; not a unit test.
+
+    .venv/bin/python benchmarks/bench_report.py --dir600 DIR --dir2000 DIR [--repeat 2]
+
+A folder not given is run first (``fairarena study init --preset paper``, for 2,000 with ``cohorts = 167``;
+``fairarena study run ... --backend processes --workers 2``: about a minute, and several for 2,000).
+Figures, each the best of ``--repeat`` runs, with the load average:
+
+* ``fairarena study report DIR --out FILE`` as a user runs it (wall time of the whole command; target < 10 s
+  at 2,000 debates);
+* the file's size (target < 10 MB at 600 debates) and the embedded transcripts' compressed size;
+* opening the file in headless Chromium (chromium + chromedriver through selenium): wall time of the page
+  load (``driver.get`` returns at the load event) and the page's own ``domInteractive`` and
+  ``loadEventEnd`` (Navigation Timing; target: interactive in < 3 s at 600 debates); then the time to open
+  the last debate (its transcript inflated in the page) and to switch tabs by ``#hash``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CLI = [sys.executable, "-m", "fairarena.cli", "study"]
+
+
+def load() -> str:
+    return "load %.2f %.2f %.2f" % os.getloadavg()
+
+
+def wall(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def run_study(tmp: Path, cohorts: int) -> Path:
+    toml = tmp / f"paper{cohorts}.toml"
+    subprocess.run([*CLI, "init", "--preset", "paper", "--out", str(toml)], check=True, stdout=subprocess.DEVNULL)
+    text = toml.read_text()
+    if cohorts != 50:
+        text = re.sub(r"(?m)^cohorts = 50$", f"cohorts = {cohorts}", text)
+        toml.write_text(text)
+    root = tmp / f"study{cohorts}"
+    t = wall([*CLI, "run", str(toml), "--out", str(root), "--backend", "processes", "--workers", "2", "--json"])
+    print(f"study run, {cohorts} cohorts: {t:.1f} s ({load()})")
+    return root
+
+
+def open_in_chromium(path: Path) -> dict[str, float]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or shutil.which("chromium-browser") or "chromium"
+    profile = tempfile.mkdtemp(prefix="fa-bench-chrome-")
+    for a in ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+              f"--user-data-dir={profile}", "--window-size=1400,900"):
+        opts.add_argument(a)
+    drv = webdriver.Chrome(options=opts, service=Service(executable_path=shutil.which("chromedriver")))
+    try:
+        drv.get("about:blank")
+        t0 = time.perf_counter()
+        drv.get(path.as_uri())
+        get = time.perf_counter() - t0
+        nav = drv.execute_script("var t=performance.getEntriesByType('navigation')[0]; "
+                                 "return [t.domInteractive, t.loadEventEnd]")
+        t0 = time.perf_counter()
+        drv.execute_script("location.hash='#debates'")
+        WebDriverWait(drv, 10).until(lambda d: d.execute_script(
+            "return document.querySelector('section.sec.active').id === 'debates'"))
+        tab = time.perf_counter() - t0
+        items = drv.find_elements(By.CSS_SELECTOR, "#debates details.item")
+        last = items[-1]
+        t0 = time.perf_counter()
+        drv.execute_script("arguments[0].open = true", last)
+        WebDriverWait(drv, 10).until(lambda d: last.get_attribute("data-loaded") == "1")
+        inflate = time.perf_counter() - t0
+        errors = [e for e in drv.get_log("browser") if e.get("level") in ("SEVERE", "ERROR")]
+        return {"get": get, "interactive": nav[0] / 1000, "load": nav[1] / 1000, "tab": tab, "inflate": inflate,
+                "items": len(items), "errors": len(errors)}
+    finally:
+        drv.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dir600", type=Path)
+    ap.add_argument("--dir2000", type=Path)
+    ap.add_argument("--repeat", type=int, default=2)
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="fa-bench-report-"))
+    for n, root, cohorts in ((600, a.dir600, 50), (2000, a.dir2000, 167)):
+        root = root or run_study(tmp, cohorts)
+        out = tmp / f"report{n}.html"
+        wall([*CLI, "stats", str(root), "--json"])            # the traces cache, as after `study stats`
+        ts = [wall([*CLI, "report", str(root), "--out", str(out)]) for _ in range(a.repeat)]
+        text = out.read_text(encoding="utf-8")
+        size = re.search(r'class="dd-size">([^<]*)', text)
+        print(f"{n} debates: study report {min(ts):.2f} s (best of {a.repeat}; {load()}); "
+              f"file {out.stat().st_size / 1e6:.2f} MB; {size.group(1) if size else 'no compressed bodies'}")
+        best = None
+        for _ in range(a.repeat):
+            r = open_in_chromium(out)
+            best = r if best is None or r["get"] < best["get"] else best
+        assert best is not None
+        print(f"{n} debates: chromium open {best['get']:.2f} s (domInteractive {best['interactive']:.2f} s, "
+              f"load event {best['load']:.2f} s), #debates {best['tab'] * 1000:.0f} ms, last debate's transcript "
+              f"inflated in {best['inflate'] * 1000:.0f} ms; {best['items']} debates, {best['errors']} console errors "
+              f"({load()})")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
