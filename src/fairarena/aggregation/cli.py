@@ -264,13 +264,27 @@ def council_cmd(
     egalitarian: str = typer.Option("pareto", "--egalitarian", help=EGALITARIAN_HELP),
     problem: Optional[Path] = typer.Option(None, "--problem", help="A problem file (TOML or JSON): its stakeholders "
                                            "over their optima, candidate-set rules (docs/domains.md)."),
+    domain: Optional[str] = typer.Option(None, "--domain", help="Another registered domain (fairarena domain list) "
+                                         "or MODULE:OBJECT: its participants over their optima on the instance it "
+                                         "samples for --seed, candidate-set rules, scored by its metrics."),
 ) -> None:
     """Six agents, one per framework, on one cohort: every rule's decision, every framework's metric and
-    every stakeholder's utility side by side. With --problem: the file's stakeholders instead."""
+    every stakeholder's utility side by side. With --problem: the file's stakeholders instead; with
+    --domain: that domain's participants."""
     if problem is not None:   # a problem file: its domain's council (fairarena.domains.registry.PROBLEM_FILE_FORMS)
+        if domain is not None:
+            from fairarena.errors import InputError
+
+            raise InputError("--domain", domain, "no --domain with --problem (the file is its own domain)")
         from fairarena.domains.registry import problem_file_form
 
         return problem_file_form("council")(problem, rule, seed, out, force, as_json)
+    if domain is not None:
+        from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
+
+        dom = resolve(domain, "--domain")
+        if dom is not resolve(DEFAULT_DOMAIN):
+            return _domain_council_cmd(dom, seed, capacity, rule, out, force, as_json)
     from fairarena.aggregation.council import council
     from fairarena.aggregation.rules import RULES
     from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
@@ -308,6 +322,37 @@ def council_cmd(
         emit_json(res.to_dict())
         return
     print_council(res)
+
+
+def _domain_council_cmd(dom: Any, seed: int, capacity: str, rule: list[str], out: Optional[Path], force: bool,
+                        as_json: bool) -> None:
+    """``aggregate council --domain NAME``: every check first (seed, rules, the capacity variant when the
+    domain has variants, the out folder), then :func:`fairarena.aggregation.council.domain_council` on the
+    instance the domain samples for ``seed``."""
+    from fairarena.aggregation.council import candidate_rules, domain_council, print_domain_council, sample_instance
+    from fairarena.errors import InputError
+
+    check_seed(seed)
+    names = candidate_rules(rule or None)
+    variants = tuple(getattr(dom, "variants", None) or ())
+    if variants and capacity not in variants:
+        raise InputError("--capacity", capacity, f"one of {', '.join(variants)}")
+    if out is not None:
+        from fairarena.fsutil import check_out_dir
+
+        check_out_dir(out, "out")
+    _, instance = sample_instance(dom, seed, capacity if variants else None)
+    doc = domain_council(dom, instance, names, seed)
+    if out is not None:
+        from fairarena.fsutil import atomic_write_json, output_folder
+
+        config = {"domain": doc["domain"], "seed": seed, "rules": rule}
+        with output_folder(out, "aggregate council", force=force, config=config) as folder:
+            atomic_write_json(folder.path / "council.json", doc)
+    if as_json:
+        emit_json(doc)
+        return
+    print_domain_council(doc)
 
 
 def print_council(res: Any) -> None:

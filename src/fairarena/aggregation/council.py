@@ -24,7 +24,8 @@ import numpy as np
 
 from fairarena.errors import InputError
 
-__all__ = ["CouncilResult", "council", "council_profile", "sample_instance"]
+__all__ = ["CouncilResult", "council", "council_profile", "sample_instance", "candidate_profile",
+           "candidate_rules", "domain_council", "print_domain_council"]
 
 
 def sample_instance(domain: Any, seed: int, variant: str | None = None) -> tuple[Any, Any]:
@@ -168,3 +169,128 @@ def council(seed: int = 0, capacity: str = "standard", *, rules: Sequence[str] |
             raise InputError(f"joint.{label}", x.shape, "a feasible allocation for the council's cohort")
         row(str(label), "joint", x, evaluate(profile, allocation=x), "a joint decision passed in", 0.0)
     return res
+
+
+# -- the council of any domain, through the protocol ---------------------------------------------------
+
+def candidate_profile(domain: Any, instance: Any, participants: Sequence[Any] | None = None,
+                      optima: Sequence[np.ndarray] | None = None) -> Any:
+    """The participants' council over their optima, for any domain: one voter per participant
+    (``domain.participants``, or ``participants``), one candidate per participant's optimum (named after it;
+    ``optima`` in participant order, default ``domain.optimum``), utilities = each participant's
+    ``domain.value`` normalised over the candidates (1 at its best, 0 at its worst; an indifferent one all
+    1: :func:`fairarena.aggregation.candidates.per_agent_range`), ``X`` = the optima. Only the
+    candidate-set rules apply (:func:`candidate_rules`)."""
+    from fairarena.aggregation.candidates import per_agent_range
+    from fairarena.aggregation.rules import Profile, Voter
+
+    ps = list(domain.participants(instance) if participants is None else participants)
+    xs = [np.asarray(x, dtype=float) for x in (optima if optima is not None else
+                                               [domain.optimum(instance, p) for p in ps])]
+    V = np.array([[domain.value(instance, p, x) for x in xs] for p in ps], dtype=float)
+    prof = Profile.from_utilities([Voter(p.name, group=p.group) for p in ps], [p.name for p in ps],
+                                  per_agent_range(V))
+    prof.X = np.stack(xs)
+    return prof
+
+
+def candidate_rules(names: Sequence[str] | None = None, field: str = "--rule") -> list[str]:
+    """The candidate-set aggregation rules (default every one); a feasible-set or repair rule asked for by
+    name: InputError naming ``field`` (those need allocation objectives over the whole feasible set)."""
+    from fairarena.aggregation.rules import RULES
+
+    ok = [n for n in RULES if RULES.entry(n).kind == "candidates"]
+    if names is None:
+        return ok
+    for n in names:
+        RULES.check(n)
+        if n not in ok:
+            raise InputError(field, n, f"a candidate-set rule ({', '.join(ok)}): {n} is a {RULES.entry(n).kind} "
+                                       "rule, which needs allocation objectives over the feasible set")
+    return list(names)
+
+
+def domain_council(domain: Any, instance: Any, rules: Sequence[str] | None = None, seed: int = 0,
+                   participants: Sequence[Any] | None = None) -> dict[str, Any]:
+    """Every candidate-set rule (default; or ``rules``) on the council of ``domain``'s participants over
+    their optima (:func:`candidate_profile`, or the domain's own ``council_profile`` hook when it has one),
+    each decision scored by the domain's metrics (``domain.evaluate``). A rule that returns a lottery is
+    reported as a lottery over whole allocations (its support, each candidate's weight, the seeded draw;
+    metrics and utilities are expectations over it), never as its expected allocation; the decision carried
+    out is the winner or the draw. Returns the JSON document (``domain``, ``agents``, ``candidates``,
+    ``metrics`` with label and direction, ``optima``, ``rows``)."""
+    from fairarena.aggregation.rules import RULES, aggregate
+    from fairarena.allocation.problem import allocation_to_mapping
+    from fairarena.domains.protocol import metric_specs, violations_of
+
+    names = candidate_rules(rules)
+    own = getattr(domain, "council_profile", None)
+    prof = own(instance, participants) if callable(own) else candidate_profile(domain, instance, participants)
+    if prof.X is None:
+        raise InputError("domain", getattr(domain, "name", domain), "a council profile with the candidates' allocations")
+    specs = metric_specs(domain)
+    problem = domain.problem(instance)
+    cand_metrics = {c: {k: float(v) for k, v in domain.evaluate(instance, prof.X[k]).items() if k in specs}
+                    for k, c in enumerate(prof.candidates)}
+    rows = []
+    for rule in names:
+        d = aggregate(prof, rule, seed=seed)
+        chosen = d.winner or d.draw
+        assert chosen is not None
+        x = prof.X[prof.candidates.index(chosen)]
+        bad = violations_of(domain, instance, x, problem)
+        row: dict[str, Any] = {
+            "rule": rule, "family": RULES.entry(rule).family, "note": d.note,
+            "decision": "lottery" if d.lottery is not None else "winner", "winner": d.winner, "lottery": None,
+            "draw": d.draw, "chosen": chosen, "allocation": allocation_to_mapping(problem, x), "valid": not bad,
+            "violations": bad, "utilities": {a.name: float(u) for a, u in zip(prof.agents, d.utilities)}}
+        if d.lottery is not None:
+            row["lottery"] = [{"candidate": c, "probability": float(p),
+                               "allocation": allocation_to_mapping(problem, prof.X[prof.candidates.index(c)])}
+                              for c, p in d.lottery.items()]
+            row["metrics"] = {k: float(sum(p * cand_metrics[c][k] for c, p in d.lottery.items()))
+                              for k in cand_metrics[chosen]}
+            row["metric_basis"] = "expected metric over the lottery's support (each support allocation is whole)"
+        else:
+            row["metrics"] = dict(cand_metrics[chosen])
+            row["metric_basis"] = "the chosen allocation"
+        rows.append(row)
+    return {"domain": getattr(domain, "name", str(domain)), "seed": seed,
+            "agents": [a.name for a in prof.agents], "candidates": list(prof.candidates),
+            "metrics": {k: {"label": m.label, "direction": m.direction} for k, m in specs.items()},
+            "optima": {c: {"allocation": allocation_to_mapping(problem, prof.X[k]), "metrics": cand_metrics[c]}
+                       for k, c in enumerate(prof.candidates)},
+            "utilities": {a.name: {c: float(prof.U[i, k]) for k, c in enumerate(prof.candidates)}
+                          for i, a in enumerate(prof.agents)},
+            "rows": rows}
+
+
+def print_domain_council(doc: dict[str, Any]) -> None:
+    """The :func:`domain_council` document as two tables: each rule's choice and metrics, then each
+    participant's utility."""
+    from rich.table import Table
+
+    from fairarena.cli_common import console
+
+    keys = list(doc["metrics"])
+    t = Table(title=f"council on a {doc['domain']} instance (seed {doc['seed']}): each rule's decision over the "
+                    "participants' optima")
+    t.add_column("rule")
+    t.add_column("chosen")
+    for k in keys:
+        t.add_column(k, justify="right")
+    for r in doc["rows"]:
+        t.add_row(r["rule"], r["winner"] or f"lottery* ({r['draw']})",
+                  *(f"{r['metrics'][k]:.3f}" if k in r["metrics"] else "-" for k in keys))
+    u = Table(title="each participant's utility (1: its best optimum, 0: its worst)")
+    u.add_column("rule")
+    for a in doc["agents"]:
+        u.add_column(a, justify="right")
+    for r in doc["rows"]:
+        u.add_row(r["rule"], *(f"{r['utilities'][a]:.2f}" for a in doc["agents"]))
+    console.print(t)
+    console.print("metrics: " + "; ".join(f"{k} ({m['direction']})" for k, m in doc["metrics"].items()),
+                  highlight=False, markup=False)
+    console.print("* a lottery over whole allocations; the seeded draw is carried out (metrics and utilities: "
+                  "expectations over the lottery)", highlight=False, markup=False)
+    console.print(u)

@@ -23,18 +23,10 @@ __all__ = ["candidate_profile", "council_profile", "council_rules"]
 def candidate_profile(domain: Any, instance: Any, participants: Sequence[Participant] | None = None,
                       optima: Sequence[np.ndarray] | None = None) -> Any:
     """The participants' council over their optima (module doc); ``optima`` in participant order (default
-    ``domain.optimum`` of each)."""
-    from fairarena.aggregation.candidates import per_agent_range
-    from fairarena.aggregation.rules import Profile, Voter
+    ``domain.optimum`` of each). Its one home is :func:`fairarena.aggregation.council.candidate_profile`."""
+    from fairarena.aggregation.council import candidate_profile as home
 
-    ps = list(domain.participants(instance) if participants is None else participants)
-    xs = [np.asarray(x, dtype=float) for x in (optima if optima is not None else
-                                               [domain.optimum(instance, p) for p in ps])]
-    V = np.array([[domain.value(instance, p, x) for x in xs] for p in ps], dtype=float)
-    prof = Profile.from_utilities([Voter(p.name, group=p.group) for p in ps], [p.name for p in ps],
-                                  per_agent_range(V))
-    prof.X = np.stack(xs)
-    return prof
+    return home(domain, instance, participants, optima)
 
 
 def council_profile(domain: Any, instance: Any, participants: Sequence[Participant] | None = None) -> Any:
