@@ -1,6 +1,6 @@
 """``fairarena study stats`` on a 2,000-debate study (issue 23; target: under 5 s). Prints figures; not a unit test.
 
-    .venv/bin/python benchmarks/bench_study_stats.py [--dir DIR] [--repeat 3] [--cohorts 167]
+    .venv/bin/python benchmarks/bench_study_stats.py [--dir DIR] [--repeat 3] [--cohorts 167] [--before SRC]
 
 The study is the scripted paper preset (6 aligned profiles x 2 opponents per cohort) with ``cohorts = 167``
 instead of 50: 2,004 debates, every one run for real (``fairarena study init --preset paper``, the
@@ -11,7 +11,10 @@ Figures, each the best of ``--repeat`` whole processes as a user runs them, with
 
 * ``fairarena study stats DIR --json`` and ``fairarena study stats DIR`` (the tables): wall and CPU
   (user + sys of the child, from ``resource.getrusage``);
-* the baseline in the same run: ``fairarena study status DIR --json`` (start-up + reading every record).
+* the baseline in the same run: ``fairarena study status DIR --json`` (start-up + reading every record);
+* with ``--before SRC`` (another tree's ``src`` folder, e.g. ``git archive REV src | tar -x -C /tmp/old``),
+  ``study stats --json`` of that code too, alternating with this checkout's run by run, and whether both
+  print the same statistics (everything but the timings).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 CLI = [sys.executable, "-m", "fairarena.cli", "study"]
 
@@ -33,11 +37,11 @@ def load() -> str:
     return "load %.2f %.2f %.2f" % os.getloadavg()
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
+def measure(cmd: list[str], env: dict[str, str] | None = None, stdout: Any = subprocess.DEVNULL) -> tuple[float, float]:
     """(wall, CPU) seconds of one whole process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=stdout, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -66,6 +70,7 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, help="a finished study folder (default: build one in a temporary folder)")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cohorts", type=int, default=167, help="cohorts of the paper preset (12 debates each)")
+    ap.add_argument("--before", type=Path, help="another tree's src folder: its study stats --json, alternating")
     a = ap.parse_args()
     root = a.dir
     if root is None:
@@ -78,6 +83,34 @@ def main() -> None:
     print("`study status --json` (baseline):", best([*CLI, "status", str(root), "--json"], a.repeat))
     print("`study stats --json`:", best([*CLI, "stats", str(root), "--json"], a.repeat), "target < 5 s")
     print("`study stats` (tables):", best([*CLI, "stats", str(root)], a.repeat))
+    if a.before is not None:
+        compare(root, a.before.resolve(), a.repeat)
+
+
+def _strip(doc: Any) -> Any:
+    if isinstance(doc, dict):
+        return {k: _strip(v) for k, v in doc.items() if k != "seconds"}
+    if isinstance(doc, list):
+        return [_strip(x) for x in doc]
+    return doc
+
+
+def compare(root: Path, before: Path, repeat: int) -> None:
+    import json
+
+    env_before = {**os.environ, "PYTHONPATH": str(before)}
+    runs: dict[str, list[tuple[float, float]]] = {"before": [], "this": []}
+    docs = {}
+    for _ in range(repeat):
+        for name, env in (("before", env_before), ("this", None)):
+            with tempfile.TemporaryFile("w+") as fh:
+                runs[name].append(measure([*CLI, "stats", str(root), "--json"], env=env, stdout=fh))
+                fh.seek(0)
+                docs[name] = _strip(json.load(fh))
+    for name, r in runs.items():
+        print(f"`study stats --json` {name}: best wall {min(w for w, _ in r):.2f} s, best CPU "
+              f"{min(c for _, c in r):.2f} s (CPU {', '.join(f'{c:.2f}' for _, c in r)}; {load()})")
+    print("same statistics:", docs["before"] == docs["this"])
 
 
 if __name__ == "__main__":
