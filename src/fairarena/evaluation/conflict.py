@@ -36,7 +36,8 @@ from fairarena.allocation.metrics import metrics_with_form
 from fairarena.errors import InputError
 
 __all__ = ["TRIAGE_EXACT", "TRIAGE_LINEAR", "TRIAGE_RATIO", "TRIAGE_SAMPLED", "pareto_front", "conflict_summary",
-           "audit_triage", "audit_triage_sampled", "load_triage", "min_gini", "plot_frontier", "problem_label"]
+           "audit_triage", "audit_triage_sampled", "load_triage", "min_gini", "plot_frontier", "problem_label",
+           "audit_domain", "random_allocations"]
 
 
 def problem_label(problem: Any, label: str | None = None) -> str:
@@ -258,6 +259,17 @@ def _random_allocations(problem: Any, count: int, seed: int) -> list[np.ndarray]
     """Seeded random feasible allocations: patients in random order, each needed resource served with a
     random probability (its whole need, or for a divisible resource a random amount from the clinical
     minimum to the need), capped by what is left."""
+    return random_allocations(problem, count, seed)
+
+
+def random_allocations(problem: Any, count: int, seed: int, *, low: str = "threshold") -> list[np.ndarray]:
+    """``count`` seeded random feasible allocations of an allocation problem: individuals in random order,
+    each needed resource served with a random probability (drawn once per allocation), its whole need on
+    an indivisible resource, half the time on a divisible one and otherwise a uniform amount from ``low``
+    (``"threshold"``: the problem's minimum that counts as meeting the need; ``"zero"``) to the need,
+    capped by what is left of the capacity."""
+    if low not in ("threshold", "zero"):
+        raise InputError("low", low, "one of threshold, zero")
     rng = np.random.default_rng(seed)
     p = problem
     out = []
@@ -270,7 +282,8 @@ def _random_allocations(problem: Any, count: int, seed: int) -> list[np.ndarray]
                 if not p.needed[i, r] or rng.random() >= share:
                     continue
                 need = float(p.need[i, r])
-                amt = need if p.indivisible[r] or rng.random() < 0.5 else rng.uniform(float(p.threshold[i, r]), need)
+                lo = float(p.threshold[i, r]) if low == "threshold" else 0.0
+                amt = need if p.indivisible[r] or rng.random() < 0.5 else rng.uniform(lo, need)
                 amt = min(amt, left[r])
                 if p.indivisible[r]:
                     amt = float(np.floor(amt))
@@ -348,6 +361,49 @@ def audit_triage_sampled(problem: Any, x: str, y: str, points: int = 50, tol: fl
                      f"{' and '.join(m for m in (x, y) if m in TRIAGE_SAMPLED)} has no linear form)",
            "x": x, "y": y, "directions": {x: dx, y: dy}, "points": [[float(vx[i]), float(vy[i])] for i in keep],
            "samples": int(samples), "seed": int(seed), "grid": int(points)}
+    out.update(conflict_summary(vx, vy, dx, dy, tol))
+    out["alternatives"] = []
+    return out
+
+
+def audit_domain(domain: Any, instance: Any, x: str, y: str, points: int = 50, tol: float = 1e-6,
+                 samples: int = RANDOM_SAMPLES, seed: int = 0) -> dict[str, Any]:
+    """The conflict audit of metrics ``x`` and ``y`` of any domain's instance, through the protocol: the
+    domain's own ``conflict_frontier`` hook when it has one (triage's exact frontier, tourism's, a problem
+    file's), else a sampled frontier: the participants' optima (``domain.optimum``) and ``samples`` seeded
+    random feasible allocations (:func:`random_allocations`) that satisfy the domain's own rules
+    (:func:`fairarena.domains.protocol.violations_of`), each scored by ``domain.evaluate``; non-dominated
+    points kept, the conflict summary over every point (an inner approximation: every point is achieved).
+    Metrics not listed by the domain, or equal: InputError naming ``--x``/``--y``."""
+    from fairarena.domains.protocol import metric_specs, violations_of
+
+    specs = metric_specs(domain)
+    for f, v in (("--x", x), ("--y", y)):
+        if v not in specs:
+            raise InputError(f, v, f"a metric of the domain ({', '.join(specs)})")
+    if x == y:
+        raise InputError("--y", y, "a metric other than --x")
+    hook = getattr(domain, "conflict_frontier", None)
+    if callable(hook):
+        return dict(hook(instance, x, y, points))
+    problem = domain.problem(instance)
+    optima = [np.asarray(domain.optimum(instance, p), dtype=float) for p in domain.participants(instance)]
+    rand = [a for a in random_allocations(problem, samples, seed, low="zero")
+            if not violations_of(domain, instance, a, problem)]
+    vals = [domain.evaluate(instance, a) for a in optima + rand]
+    vx = np.array([float(v[x]) for v in vals])
+    vy = np.array([float(v[y]) for v in vals])
+    ok = np.isfinite(vx) & np.isfinite(vy)
+    if not ok.any():
+        raise InputError("--x", x, f"metrics defined on some valid allocation of the instance (with --y {y})")
+    vx, vy = vx[ok], vy[ok]
+    dx, dy = specs[x].direction, specs[y].direction
+    keep = pareto_front(vx, vy, dx, dy)
+    out = {"problem": str(getattr(domain, "name", "allocation")), "exact": False,
+           "method": f"sampled ({int(ok.sum())} allocations: {len(optima)} participant optima, {len(rand)} random "
+                     f"valid ones of {samples}, seed {seed})",
+           "x": x, "y": y, "directions": {x: dx, y: dy}, "points": [[float(vx[i]), float(vy[i])] for i in keep],
+           "samples": int(samples), "seed": int(seed)}
     out.update(conflict_summary(vx, vy, dx, dy, tol))
     out["alternatives"] = []
     return out
