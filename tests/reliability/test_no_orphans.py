@@ -173,3 +173,49 @@ def test_a_worker_whose_parent_is_gone_exits(tmp_path):
         parent.wait()
         if child and _alive(child):
             os.kill(child, signal.SIGKILL)
+
+
+def test_a_killed_worker_is_one_line_and_the_run_ends(tmp_path):
+    """A worker killed with ``kill -9`` in the middle of a ``--backend processes`` study: the run ends within
+    a minute (no hang), exits 1 with one line naming the backend and how to go on (no traceback, not the
+    executor's 4-line message), records ``failed`` in ``.run.json``, leaves no process behind, and every
+    debate it saved is a sound record."""
+    import json
+
+    from fairarena.study.store import study_status
+
+    study = _study(tmp_path, 400)
+    out = tmp_path / "st"
+    proc = subprocess.Popen(_cli("study", "run", str(study), "--out", str(out), "--backend", "processes",
+                                 "--workers", "2"), cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    seen: dict[int, str] = {}
+    try:
+        deadline = time.monotonic() + 120
+        while sum(LOKY in c for c in descendants(proc.pid).values()) < 2:
+            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.05)
+        time.sleep(1.0)
+        seen = descendants(proc.pid)
+        worker = min(p for p, c in seen.items() if LOKY in c)
+        os.kill(worker, signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 1, err
+        lines = [x for x in err.strip().splitlines() if not x.startswith(("progress ", "study "))]
+        assert len(lines) == 1 and "Traceback" not in err, err
+        assert lines[0].startswith("error: the processes backend failed after ") and "rerun to resume" in lines[0]
+        manifest = json.loads((out / ".run.json").read_text())
+        assert manifest["status"] == "failed", manifest
+        st = study_status(out)
+        assert st.damaged == [] and st.ok + st.pending == st.total
+        deadline = time.monotonic() + GONE_WITHIN
+        while any(_alive(p) for p in seen) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [p for p in seen if _alive(p)] == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for pid in seen:
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
