@@ -58,7 +58,8 @@ def test_earlier_designs_keep_their_digest():
     ({"kind": "council", "agent_a": ["aligned:care"]}, "study.agent_a"),
     ({"kind": "council", "agent_a": ["aligned:care", "baseline"]}, "study.agent_a[1]"),
     ({"stakeholders": ["residents"]}, "study.stakeholders"),
-    ({"domain": "tourism", "kind": "duel"}, "study.kind"),
+    ({"domain": "tourism", "kind": "duel", "model_a": "openai:m@http://127.0.0.1:9"}, "study.model_a"),
+    ({"domain": "tourism", "kind": "duel", "stakeholders": ["residents", "mars"]}, "study.stakeholders[1]"),
     ({"kind": "council", "mechanisms": ["dictator"]}, "study.mechanisms"),
 ])
 def test_bad_designs_name_the_field(data, field):

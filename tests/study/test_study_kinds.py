@@ -165,7 +165,7 @@ def test_a_problem_file_is_in_the_task_keys_and_other_digests_stay(tmp_path):
 @pytest.mark.parametrize("change, field", [
     (dict(problem=""), "study.problem"),
     (dict(cohorts=2), "study.cohorts"),
-    (dict(kind="duel"), "study.kind"),
+    (dict(kind="duel"), "study.mechanisms"),   # a duel of the file's stakeholders runs, without mechanisms
     (dict(stakeholders=["merit", "nobody"]), "study.stakeholders[1]"),
     (dict(mechanisms=["nash-bargaining"]), "study.mechanisms[0]"),
 ])

@@ -30,9 +30,11 @@ What each check does (``seed``: the kit's seed, default 0; the instance is ``dom
 * ``council``: every aggregation rule the participants' profile accepts (``council_profile``, else
   :func:`fairarena.conformance.council.candidate_profile`) decides: utilities in [0, 1], a winner or a lottery
   over the candidates, and the chosen allocation valid.
-* ``duel-study`` and ``council-study``: a two-instance study of that kind (the domain's ``study_design``,
-  1 round) runs through the study runner and its statistics, when the runner accepts the design;
-  otherwise ``skip: not supported by the study runner yet`` with the runner's reason.
+* ``duel-study`` and ``council-study``: a study of that kind on two instances (the domain's ``study_design``,
+  which may set ``cohorts``; 1 round) runs through the study runner and its statistics, when the runner
+  accepts the design; otherwise ``skip: not supported by the study runner yet`` with the runner's reason. A
+  duel on any domain pits its participants two by two, played by its scripted agents
+  (:mod:`fairarena.study.duel`).
 """
 
 from __future__ import annotations
@@ -479,7 +481,7 @@ def _council(ctx: _Context) -> str:
 
 
 def _study(kind: str) -> Callable[[_Context], str]:
-    def run(ctx: _Context) -> str:
+    def run_one(ctx: _Context) -> Any:
         from fairarena.study.design import from_dict, to_toml
         from fairarena.study.analysis import analyse_study
         from fairarena.study.store import run_study
@@ -491,8 +493,9 @@ def _study(kind: str) -> Callable[[_Context], str]:
             raise Skipped(f"the domain declares no {kind} study")
         # scripted models, written out: a design that leaves model_a/model_b at their default is stored with
         # the canonical spec and read back as another design (its records count as stale)
-        design = {"model_a": "scripted", "model_b": "scripted", **design, "name": f"check-{d.name}-{kind}",
-                  "cohorts": 2, "first_cohort_seed": ctx.seed, "rounds": 1}
+        # two instances unless the domain's design says otherwise (a problem file has one)
+        design = {"model_a": "scripted", "model_b": "scripted", "cohorts": 2, **design,
+                  "name": f"check-{d.name}-{kind}", "first_cohort_seed": ctx.seed, "rounds": 1}
         try:
             cfg = from_dict(design, "study.")
         except InputError as exc:
@@ -505,7 +508,22 @@ def _study(kind: str) -> Callable[[_Context], str]:
             first = summary.failed_now[0]["error"] if summary.failed_now else "pending debates"
             raise CheckFailed(f"{summary.ok} of {summary.total} debates ok: {first}")
         analysis = analyse_study(out)
-        return (f"{summary.total} debates on 2 instances ok ({summary.seconds:.1f} s), statistics: "
+        return (summary, analysis, cfg)
+
+    def run(ctx: _Context) -> str:
+        from fairarena.study import instances
+
+        own = getattr(ctx.domain, "study_design", None)
+        bound = callable(own) and bool((own(kind) or {}).get("problem"))
+        with _registered(ctx.domain) as note:   # a design names its domain: an object is registered meanwhile
+            if note and not bound:   # (a design with a problem file reaches it as the registered domain bound to it)
+                raise Skipped(f"the study runner finds domains by name: {note}")
+            try:
+                summary, analysis, cfg = run_one(ctx)
+            finally:
+                instances.clear()                 # the runner's cached domain objects and instances
+        n = cfg.cohorts
+        return (f"{summary.total} debates on {n} instance{'s' if n != 1 else ''} ok ({summary.seconds:.1f} s), statistics: "
                 f"{type(analysis).__name__}; run by the study runner's code for domain {cfg.domain!r}")
     return run
 

@@ -39,6 +39,21 @@ instance only through its domain. What a domain supplies:
    two metrics over the feasible set), ``analyses()`` (extra named analyses ``name -> callable``) and
    ``study_design(kind)`` (the fields of a small study of ``kind`` -- ``"duel"`` or ``"council"`` -- that the
    study runner would run on this domain; the kit runs it when the runner accepts it).
+8. **Studies** (optional; :mod:`fairarena.study` reaches a domain only through these and the members above).
+   Without any of them a duel pits the participants two by two and a council puts them all in one debate,
+   played by ``scripted_agents``, decided by the candidate-set rules over ``council_profile``; the instances
+   are ``sample(seed, **options)`` (the design fields its ``sample`` takes, e.g. ``capacity``), their digest
+   :func:`instance_digest`. ``bind(path)`` is the domain bound to a file of instances (a problem file: its
+   problem, metrics and participants; a design's ``problem``). ``study_instance(seed, **options)`` replaces
+   ``sample`` for studies; ``study_presets()`` adds named designs (``fairarena study init --preset``). A
+   domain with its own council study supplies ``study_check(design)`` (InputError naming ``study.<field>``),
+   ``study_variants(design)`` (the instance variants, the task's ``capacity``), ``study_members(design)``,
+   ``study_rules(design)`` (the rules it is compared with by default; with it the domain also checks the
+   design's closings and mechanisms), ``study_task_fields(design, variant)`` (its task fields ``pois``,
+   ``k``, ``problem``), ``study_key_config(task)`` (what a task key holds of its debate),
+   ``study_council(task, rules, models, transcript, cache=, offline=)`` (one task run: the record's outcome
+   fields), ``study_rule_rows(task, rules)`` (the rules' rows on a task's instance) and
+   ``study_plan_debate(task, standin)`` (``study plan``'s stand-in debate of a language-model council).
 
 :data:`REQUIRED` and :data:`OPTIONAL` name the members; :func:`missing_members` lists what an object
 lacks. The protocol classes are :class:`typing.Protocol` types for readers and type checkers: a domain
@@ -151,7 +166,8 @@ class Domain(ArenaDomain, Protocol):
 
     Optional members (:data:`OPTIONAL`): ``digest``, ``save``, ``load``, ``violations``,
     ``closing_profile``, ``council_profile``, ``scripted_agents``, ``conflict_frontier``, ``analyses``,
-    ``study_design``."""
+    ``study_design`` and the study members (``bind``, ``study_instance``, ``study_presets``, ``study_check``,
+    ...: :data:`OPTIONAL`)."""
 
     def sample(self, seed: int) -> Any: ...
 
@@ -184,6 +200,18 @@ OPTIONAL: dict[str, str] = {
     "conflict_frontier": "the trade-off between two metrics over the feasible set",
     "analyses": "extra named analyses",
     "study_design": "the fields of a small duel or council study of this domain",
+    "bind": "the domain bound to a file of instances (a problem file: its problem, metrics and participants)",
+    "study_instance": "a study's instance of a seed (default: sample(seed, **options))",
+    "study_presets": "named study designs of this domain (fairarena study init --preset NAME)",
+    "study_check": "check a council study design's domain fields (InputError naming study.<field>)",
+    "study_variants": "a council study's instance variants (default: capacity if sample takes it, else one)",
+    "study_members": "a council study's default members (default: stakeholders, else every participant)",
+    "study_rules": "a council study's default rules, the domain checking closings and mechanisms itself",
+    "study_task_fields": "a council task's own fields (pois, k, problem) for a design and variant",
+    "study_key_config": "what a council task's key holds of its debate (default: the arena's DebateConfig)",
+    "study_council": "run one council task into its transcript: the record's outcome fields",
+    "study_rule_rows": "the rows of rules on a council task's instance",
+    "study_plan_debate": "study plan's stand-in debate of a language-model council task",
 }
 
 

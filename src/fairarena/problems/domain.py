@@ -239,8 +239,36 @@ class ProblemDomain:
         return audit_problem(instance, metric_x, metric_y, points)
 
     def study_design(self, kind: str) -> dict[str, Any] | None:
-        """None: the study runner does not take problem files yet (docs/domains.md)."""
-        return None
+        """A small study of ``kind`` on this problem (the study runner's fields): a duel of its stakeholders two
+        by two or a council of them, on the bound file (default: the school-seats example)."""
+        if kind not in ("duel", "council"):
+            return None
+        return {"kind": kind, "domain": self.name, "cohorts": 1,
+                "problem": self.source or str(example_path("school-seats"))}
+
+    def bind(self, path: str | Path) -> "ProblemDomain":
+        """This domain bound to the problem file at ``path`` (validated completely): its problem, metrics and
+        participants are the file's."""
+        from dataclasses import replace
+
+        return replace(self, declared=self.load(path), source=str(path))
+
+    # -- council studies: the protocol's study_* members, answered by fairarena.problems.run -----------------
+    def study_check(self, design: Any) -> None:
+        from fairarena.problems.run import study_check
+        study_check(self, design)
+
+    def study_members(self, design: Any) -> list[str]:
+        from fairarena.problems.run import study_members
+        return study_members(self, design)
+
+    def study_council(self, task: Any, rules: Any, models: Any, transcript: Any, **run: Any) -> dict[str, Any]:
+        from fairarena.problems.run import study_council
+        return study_council(self, task, rules, models, transcript, **run)
+
+    def study_rule_rows(self, task: Any, rules: Any) -> list[dict[str, Any]]:
+        from fairarena.problems.run import study_rule_rows
+        return study_rule_rows(self, task, rules)
 
 
 def _shown(v: Any) -> str:

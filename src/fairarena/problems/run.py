@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -19,7 +20,8 @@ import numpy as np
 from fairarena.errors import InputError
 
 __all__ = ["council_profile", "closing_profile", "candidate_rules", "council", "prepare_debate", "run_debate_on",
-           "print_council", "print_debate"]
+           "print_council", "print_debate", "study_problem", "study_check", "study_members", "study_rule_rows",
+           "study_council"]
 
 
 def council_profile(domain: Any, instance: Any, names: Sequence[str] | None = None) -> Any:
@@ -284,3 +286,143 @@ def print_debate(doc: dict[str, Any]) -> None:
             console.print(f"  - {v}", highlight=False, markup=False)
     console.print(f"wall {doc['timing']['wall_s']:.3f} s" + (f"; transcript: {doc['transcript']}" if doc["transcript"] else ""),
                   highlight=False)
+
+
+# -- the domain protocol's council-study members (fairarena.domains.protocol: study_*) ----------------------
+# The file domain (fairarena.problems.domain) answers them with these functions: a council study of a
+# problem file (``problem = PATH``) runs the file's debate (:func:`run_debate_on`) and its rules
+# (:func:`council`). ``design``: the study's validated design; ``task``: one council task.
+
+def study_problem(domain: Any, path: str) -> tuple[Any, Any]:
+    """``(domain bound to the file, its problem)``: validated completely (InputError naming ``study.problem``);
+    cached per domain object and path."""
+    return _study_problem(domain, str(path))
+
+
+def _clear_study_problems() -> None:
+    _study_problem.cache_clear()
+
+
+study_problem.cache_clear = _clear_study_problems  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=8)
+def _study_problem(domain: Any, path: str) -> tuple[Any, Any]:
+    from dataclasses import replace as bind
+
+    try:
+        instance = domain.load(path)
+    except InputError as exc:
+        raise InputError("study.problem", path, f"a valid problem file ({exc})") from None
+    return bind(domain, declared=instance, source=str(path)), instance
+
+
+def study_check(domain: Any, design: Any) -> None:
+    """A council on the file's one problem (cohorts = 1), a readable problem file, members among its
+    stakeholders (two at least), arena closing rules, candidate-set rules only."""
+    from fairarena.arena.closing import closing_rules
+
+    if not design.problem:
+        raise InputError("study.problem", design.problem, "the path of a problem file with domain "
+                                                          f"{domain.name!r}")
+    if design.cohorts != 1:
+        raise InputError("study.cohorts", design.cohorts, f"1 with domain {domain.name!r} (a file declares one "
+                                                          "problem; replicate with seeds or samples)")
+    _, instance = study_problem(domain, design.problem)
+    names = [st.name for st in instance.stakeholders]
+    for j, m in enumerate(design.stakeholders):
+        if m not in names:
+            raise InputError(f"study.stakeholders[{j}]", m, f"a stakeholder of the problem file ({', '.join(names)})")
+    if len(design.stakeholders or names) < 2:
+        raise InputError("study.stakeholders", design.stakeholders, "at least two members in a council")
+    closings = list(closing_rules())
+    for j, c in enumerate(design.closing):
+        if c not in closings:
+            raise InputError(f"study.closing[{j}]", c, f"a closing rule, one of {', '.join(closings)}")
+    ok = candidate_rules()
+    for j, r in enumerate(design.mechanisms):
+        if r not in ok:
+            raise InputError(f"study.mechanisms[{j}]", r, f"a candidate-set rule with domain {domain.name!r} "
+                                                          f"({', '.join(ok)})")
+
+
+def study_members(domain: Any, design: Any) -> list[str]:
+    """The design's stakeholders, default every stakeholder of the file."""
+    return list(design.stakeholders) or [st.name for st in study_problem(domain, design.problem)[1].stakeholders]
+
+
+def _restricted(instance: Any, members: Sequence[str]) -> Any:
+    from dataclasses import replace as with_
+
+    return with_(instance, stakeholders=tuple(st for st in instance.stakeholders if st.name in members))
+
+
+def _row_summary(utilities: dict[str, float]) -> dict[str, Any]:
+    from fairarena.inequality import gini
+
+    worst = min(utilities, key=lambda a: utilities[a])
+    return {"worst_off": worst, "min_utility": float(utilities[worst]),
+            "gini_utilities": float(gini(np.array(list(utilities.values()), dtype=float)))}
+
+
+def study_rule_rows(domain: Any, task: Any, rules: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of ``rules`` on a council task's problem (``task``: the task's dict): the members' optima as
+    candidates, utilities normalised per member over them, a lottery scored by its expected metrics
+    (:func:`council`)."""
+    if not rules:
+        return []
+    members = list(task["members"])
+    bound, instance = study_problem(domain, str(task["problem"]))
+    if set(members) != {st.name for st in instance.stakeholders}:
+        instance = _restricted(instance, members)
+    doc = council(bound, instance, list(rules), seed=int(task["seed"]))
+    return [{"rule": r["rule"], "kind": "rule", "family": r["family"], "metrics": dict(r["metrics"]),
+             "utilities": dict(r["utilities"]), **_row_summary(r["utilities"]), "feasible": bool(r["valid"]),
+             "note": str(r.get("note") or "") + (" (a lottery: scored in expectation)" if r["lottery"] else "")}
+            for r in doc["rows"]]
+
+
+def study_council(domain: Any, task: Any, rules: Sequence[str], models: dict[str, Any], transcript: Any, *,
+                  cache: Any = None, offline: bool = False) -> dict[str, Any]:
+    """One council task: the members (aligned to the file's stakeholders) debate (:func:`run_debate_on`, the
+    transcript moved to ``transcript``); the rows are every rule's (:func:`study_rule_rows`) and the debate's
+    joint, scored by the file's metrics, its utilities normalised on the same per-member range as the
+    rules'. Returns the record's outcome fields."""
+    import os
+    import shutil
+    import tempfile
+
+    from fairarena.allocation.problem import allocation_from_mapping
+
+    bound, instance = study_problem(domain, str(task.problem))
+    plan = prepare_debate(bound, agents=[f"aligned:{m}" for m in task.members],
+                          models=[task.model] if task.model in models else [], rounds=task.rounds,
+                          closing=task.closing, max_repairs=task.max_repairs, seed=task.seed,
+                          temperature=task.temperature, max_tokens=task.max_tokens)
+    with tempfile.TemporaryDirectory(prefix=".council-", dir=os.path.dirname(os.path.abspath(transcript))) as tmp:
+        doc = run_debate_on(plan, out=tmp, cache=cache, offline=offline)
+        shutil.move(os.path.join(tmp, "transcript.jsonl"), str(transcript))
+    rows = study_rule_rows(domain, task.to_dict(), rules) if rules else []
+    finals = doc["problem_metrics"]["final"]
+    joint = finals.get("joint") or {}
+    mapping = (doc["final"].get("joint") or {}).get("allocation")
+    if doc["status"] == "ok" and joint.get("metrics") is not None and mapping:
+        prof = council_profile(bound, instance, list(task.members))
+        ps = {p.name: p for p in bound.participants(instance)}
+        span = {m: [bound.value(instance, ps[m], x) for x in prof.X] for m in task.members}
+        x = allocation_from_mapping(bound.problem(instance), mapping)
+        util = {}
+        for m, vs in span.items():
+            lo, hi = min(vs), max(vs)
+            util[m] = 1.0 if hi - lo <= 1e-12 else (bound.value(instance, ps[m], x) - lo) / (hi - lo)
+        rows.append({"rule": "debate", "kind": "debate", "family": "joint", "metrics": dict(joint["metrics"]),
+                     "utilities": util, **_row_summary(util), "feasible": not joint.get("violations"), "note": ""})
+    else:
+        rows.append({"rule": "debate", "kind": "debate", "family": "joint", "metrics": None, "utilities": None,
+                     "worst_off": None, "min_utility": None, "gini_utilities": None, "feasible": False,
+                     "note": f"no feasible joint decision ({doc['status']}: {doc['error']})"})
+    return dict(status=doc["status"], error=doc["error"], members=list(task.members), rows=rows,
+                usage=doc["usage"] or {},
+                debate={"rounds": len(doc["rounds"]), "feasible": doc["feasible"],
+                        "final": {k: v["metrics"] for k, v in finals.items()}},
+                timing=dict(doc["timing"] or {}))

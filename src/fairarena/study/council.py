@@ -1,6 +1,6 @@
 """Council studies: every member in one debate per instance, and the same instance decided by every rule.
 
-A study design with ``kind = "council"`` (presets ``council`` and ``tourism``) expands into one
+A study design with ``kind = "council"`` (presets ``council``, ``tourism``, ...) expands into one
 :class:`fairarena.study.design.CouncilTask` per instance x capacity variant x debate seed x closing
 rule. Its record holds one **row** per mechanism and one for the debate, each scored the same way:
 
@@ -8,16 +8,20 @@ rule. Its record holds one **row** per mechanism and one for the debate, each sc
 "metrics" {metric: value}, "utilities" {member: normalised utility}, "worst_off", "min_utility",
 "gini_utilities", "feasible", "note"}``
 
-* **triage** (``domain = "triage"``): the members are ``aligned:<framework>`` agents (default all six);
-  the rules aggregate the members' proposals of their frameworks' exact optima
+* **the default domain** (the arena's profile agents: ``agent_a``, ``aligned:<framework>`` agents, default
+  all six): the rules aggregate the members' proposals of their frameworks' exact optima
   (:func:`fairarena.aggregation.council.council`); the debate is the arena's N-agent debate of the same
   members (:func:`fairarena.arena.council.council_debate`), closed by ``closing``; its joint decision is
-  scored by the same functions. Metrics: the allocation metrics of the paper (ESG, RMG, ...). A lottery
-  (a rule's tie, the procedural-fairness lottery) is scored in expectation, as the council table does,
-  and counts as feasible (a lottery over feasible proposals); the duel study's mechanisms score its
-  seeded draw instead.
-* **tourism** (``domain = "tourism"``): the members are stakeholders; the rules and the scripted (or
-  language-model) debate are those of ``fairarena tourism compare`` (:mod:`fairarena.tourism.study`).
+  scored by the same functions. Metrics: the domain's metric specs. A lottery (a rule's tie, the
+  procedural-fairness lottery) is scored in expectation, as the council table does, and counts as feasible
+  (a lottery over feasible proposals); the duel study's mechanisms score its seeded draw instead.
+* **a domain with its own council study** (the protocol's ``study_council`` and ``study_rule_rows``, e.g. a
+  destination's stakeholders or a problem file's): the domain runs the task and gives the rows.
+* **any other domain**: the members are its participants (``stakeholders``, default every one); the rules
+  decide over the participants' council profile (the domain's ``council_profile``, default their optima
+  with payoff-table utilities: :func:`fairarena.conformance.council.council_profile`), a lottery scored by its
+  expected metrics; the debate is the generic arena's, played by the domain's scripted agents, its joint
+  scored by the domain's metrics and the members' values normalised on the same range as the rules'.
 
 The analysis (:mod:`fairarena.study.council_analysis`) pairs the debate with each rule by
 instance (:func:`fairarena.stats.compare_table`, the
@@ -45,8 +49,8 @@ DEBATE = "debate"
 
 # ------------------------------------------------------------------------------------------------ run
 
-def _triage_row(r: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    from fairarena.study.mechanisms import SCALAR_METRICS
+def _profile_row(r: Mapping[str, Any], kind: str) -> dict[str, Any]:
+    from fairarena.study.mechanisms import scalar_metrics
 
     ev = r["evaluation"]
     m = r["metrics"]
@@ -55,11 +59,23 @@ def _triage_row(r: Mapping[str, Any], kind: str) -> dict[str, Any]:
     # expectation, as the council table does (its expected allocation may be fractional on an indivisible
     # resource, which the allocation check would call infeasible)
     return {"rule": r["rule"], "kind": kind, "family": r["kind"],
-            "metrics": {k: float(m[k]) for k in SCALAR_METRICS if k in m and m[k] is not None},
+            "metrics": {k: float(m[k]) for k in scalar_metrics() if k in m and m[k] is not None},
             "utilities": {a: float(u) for a, u in r["utilities"].items()},
             "worst_off": ev["worst_off"]["name"], "min_utility": float(ev["worst_off"]["utility"]),
             "gini_utilities": float(ev["gini_utilities"]), "feasible": lottery or bool(m.get("feasible", True)),
             "note": str(r.get("note") or "") + (" (a lottery: scored in expectation)" if lottery else "")}
+
+
+def _is_default(domain: str) -> bool:
+    from fairarena.study.instances import default_domain
+
+    return domain == default_domain()
+
+
+def _hook(domain: str, member: str) -> Any:
+    from fairarena.study.design import study_hook
+
+    return study_hook(domain, member)
 
 
 def _frameworks(members: Sequence[str]) -> list[str]:
@@ -70,21 +86,16 @@ def rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, A
     """The rows of ``rules`` on a council task's instance (``task``: the task's dict), in that order."""
     if not rules:
         return []
-    if task["domain"] == "file":
-        return _file_rule_rows(str(task["problem"]), list(task["members"]), list(rules), int(task["seed"]))
-    if task["domain"] == "tourism":
-        from fairarena.tourism.study import rule_rows as tourism_rows
-
-        return tourism_rows(destination_seed=int(task["cohort_seed"]), pois=int(task["pois"]),
-                            stakeholders=list(task["members"]), decision=str(task["capacity"]),
-                            k=int(task["k"] or 5), seed=int(task["seed"]), rules=list(rules))
+    if not _is_default(str(task["domain"])):
+        own = _hook(str(task["domain"]), "study_rule_rows")
+        return own(task, list(rules)) if own is not None else participant_rule_rows(task, rules)
     from fairarena.aggregation.council import council
     from fairarena.study.mechanisms import cohort_problem
 
     res = council(int(task["cohort_seed"]), str(task["capacity"]), rules=list(rules), rule_seed=int(task["seed"]),
                   problem=cohort_problem(int(task["cohort_seed"]), str(task["capacity"])),
                   frameworks=_frameworks(task["members"]))
-    return [_triage_row(r, "rule") for r in res.rows]
+    return [_profile_row(r, "rule") for r in res.rows]
 
 
 def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path) -> dict[str, Any]:
@@ -97,19 +108,12 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
     rules = list(opts.mechanisms)
     live = not task.model.startswith("scripted")
     models = {task.model: model_for(task.model)} if live else {}
-    if task.domain == "file":
-        rec = _execute_file(task, rules, opts, models, transcript)
-        turns = _transcript_turns(transcript) if live else []
-    elif task.domain == "tourism":
-        from fairarena.tourism.study import council_task
-
-        out = council_task(destination_seed=task.cohort_seed, pois=int(task.pois), stakeholders=list(task.members),
-                           decision=task.capacity, k=int(task.k or 5), rounds=task.rounds, closing=task.closing,
-                           seed=task.seed, model=task.model if live else "scripted",   # its own scripted loop
-                           rules=rules, transcript=transcript, models=models, max_tokens=task.max_tokens,
-                           temperature=task.temperature, max_repairs=task.max_repairs)
-        rec = dict(status=out["status"], error=out.get("error"), members=list(out["stakeholders"]), rows=out["rows"],
-                   usage=out.get("usage") or {}, debate=out.get("debate") or {}, timing={})
+    if not _is_default(task.domain):
+        own = _hook(task.domain, "study_council")
+        if own is not None:
+            rec = own(task, rules, models, transcript, cache=opts.cache, offline=opts.offline)
+        else:
+            rec = _execute_participant_council(task, rules, transcript)
         turns: Sequence[Any] = _transcript_turns(transcript) if live else []
     else:
         from fairarena.arena.council import council_debate
@@ -123,7 +127,7 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
                              header={"command": "study", "task": task.to_dict()}, max_repairs=task.max_repairs,
                              temperature=task.temperature, max_tokens=task.max_tokens)
         res = run.debate
-        rows = [_triage_row(r, DEBATE if r["kind"] == "joint" else "rule") for r in run.council.rows]
+        rows = [_profile_row(r, DEBATE if r["kind"] == "joint" else "rule") for r in run.council.rows]
         if not run.joint_in_table:
             rows.append({"rule": DEBATE, "kind": DEBATE, "family": "joint", "metrics": None, "utilities": None,
                          "worst_off": None, "min_utility": None, "gini_utilities": None, "feasible": False,
@@ -143,19 +147,6 @@ def execute_council(task: Any, opts: Any, model_for: Any, transcript: str | Path
     return rec
 
 
-def _utility_rows(domain: Any, instance: Any, members: Sequence[str]) -> tuple[Any, Any]:
-    """The council profile of the members (their optima as candidates) and, per member, the (lowest,
-    highest) value over the candidates: the range a decision's utilities are normalised on."""
-    from fairarena.domains.registry import problem_file_form
-
-    council_profile = problem_file_form("council_profile")
-
-    prof = council_profile(domain, instance, list(members))
-    ps = {p.name: p for p in domain.participants(instance)}
-    span = {m: [domain.value(instance, ps[m], x) for x in prof.X] for m in members}
-    return prof, {m: (min(v), max(v)) for m, v in span.items()}
-
-
 def _row_summary(utilities: Mapping[str, float]) -> dict[str, Any]:
     from fairarena.inequality import gini
 
@@ -164,76 +155,99 @@ def _row_summary(utilities: Mapping[str, float]) -> dict[str, Any]:
             "gini_utilities": float(gini(np.array(list(utilities.values()), dtype=float)))}
 
 
-def _file_rule_rows(problem: str, members: Sequence[str], rules: Sequence[str], seed: int) -> list[dict[str, Any]]:
-    """The rows of ``rules`` on a problem file (``fairarena.problems.run.council``: the members' optima as
-    candidates, utilities normalised per member over them; a lottery scored by its expected metrics)."""
-    from fairarena.domains.registry import problem_file_form
+def _instance_options(domain: str, task: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments the domain's ``sample`` takes of a council task's fields (its variant as
+    ``capacity``, the ``pois`` and ``k`` a design gave)."""
+    from fairarena.study.instances import sample_options
 
-    council = problem_file_form("rules")
-    from fairarena.study.design import file_problem
-
-    domain, instance = file_problem(problem)
-    if set(members) != {st.name for st in instance.stakeholders}:
-        instance = _restricted(instance, members)
-    doc = council(domain, instance, list(rules), seed=seed)
-    return [{"rule": r["rule"], "kind": "rule", "family": r["family"], "metrics": dict(r["metrics"]),
-             "utilities": dict(r["utilities"]), **_row_summary(r["utilities"]), "feasible": bool(r["valid"]),
-             "note": str(r.get("note") or "") + (" (a lottery: scored in expectation)" if r["lottery"] else "")}
-            for r in doc["rows"]]
+    return sample_options(domain, {f: task.get(f) for f in ("capacity", "pois", "k") if task.get(f) is not None})
 
 
-def _restricted(instance: Any, members: Sequence[str]) -> Any:
-    from dataclasses import replace as with_
+def _participant_setup(task: Mapping[str, Any]) -> tuple[Any, Any, list[Any], Any]:
+    """``(domain, instance, members as participants, council profile)`` of a council task (its dict)."""
+    from fairarena.conformance.council import council_profile
+    from fairarena.study.instances import instance_of, study_domain
 
-    return with_(instance, stakeholders=tuple(st for st in instance.stakeholders if st.name in members))
+    domain = str(task["domain"])
+    problem = task.get("problem")
+    dom = study_domain(domain, problem)
+    inst = instance_of(domain, int(task["cohort_seed"]), problem=problem, options=_instance_options(domain, task))
+    by = {p.name: p for p in dom.participants(inst)}
+    ps = [by[m] for m in task["members"]]
+    return dom, inst, ps, council_profile(dom, inst, ps)
 
 
-def _execute_file(task: Any, rules: Sequence[str], opts: Any, models: Mapping[str, Any],
-                  transcript: str | Path) -> dict[str, Any]:
-    """A problem file's council: its members (aligned to the file's stakeholders) debate through the problems
-    package's debate (:func:`fairarena.problems.run.run_debate_on`), the transcript moved to ``transcript``;
-    the rows are every rule's (:func:`_file_rule_rows`) and the debate's joint, scored by the file's metrics,
-    its utilities normalised on the same per-member range as the rules'."""
-    import os
-    import shutil
-    import tempfile
+def participant_rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, Any]]:
+    """The rows of ``rules`` over a council task's participants (module doc: any other domain)."""
+    from fairarena.aggregation.rules import RULES, aggregate
+    from fairarena.domains.protocol import violations_of
 
+    if not rules:
+        return []
+    dom, inst, _, prof = _participant_setup(task)
+    scored = {c: dom.evaluate(inst, prof.X[k]) for k, c in enumerate(prof.candidates)}
+    rows = []
+    for rule in rules:
+        d = aggregate(prof, rule, seed=int(task["seed"]))
+        util = {a.name: float(u) for a, u in zip(prof.agents, d.utilities)}
+        note = str(d.note or "")
+        if d.lottery is not None:
+            keys = scored[next(iter(d.lottery))]
+            metrics = {k: float(sum(p * scored[c][k] for c, p in d.lottery.items())) for k in keys}
+            feasible, note = True, note + " (a lottery: scored in expectation)"
+        else:
+            chosen = d.winner or d.draw
+            x = prof.X[prof.candidates.index(chosen)]
+            metrics = {k: float(v) for k, v in scored[chosen].items()}
+            feasible = not violations_of(dom, inst, x)
+        rows.append({"rule": rule, "kind": "rule", "family": RULES.entry(rule).kind, "metrics": metrics,
+                     "utilities": util, **_row_summary(util), "feasible": feasible, "note": note})
+    return rows
+
+
+def _execute_participant_council(task: Any, rules: Sequence[str], transcript: str | Path) -> dict[str, Any]:
+    """A council of a domain's participants (module doc): the record's outcome fields."""
     from fairarena.allocation.problem import allocation_from_mapping
-    from fairarena.domains.registry import problem_file_form
+    from fairarena.arena.result import run_debate
+    from fairarena.domains.protocol import violations_of
+    from fairarena.errors import InputError
 
-    prepare_debate, run_debate_on = problem_file_form("prepare_debate"), problem_file_form("run_debate_on")
-    from fairarena.study.design import file_problem
-
-    domain, instance = file_problem(str(task.problem))
-    plan = prepare_debate(domain, agents=[f"aligned:{m}" for m in task.members],
-                          models=[task.model] if task.model in models else [], rounds=task.rounds,
-                          closing=task.closing, max_repairs=task.max_repairs, seed=task.seed,
-                          temperature=task.temperature, max_tokens=task.max_tokens)
-    with tempfile.TemporaryDirectory(prefix=".council-", dir=os.path.dirname(os.path.abspath(transcript))) as tmp:
-        doc = run_debate_on(plan, out=tmp, cache=opts.cache, offline=opts.offline)
-        shutil.move(os.path.join(tmp, "transcript.jsonl"), str(transcript))
-    rows = _file_rule_rows(str(task.problem), task.members, rules, task.seed) if rules else []
-    finals = doc["problem_metrics"]["final"]
-    joint = finals.get("joint") or {}
-    mapping = (doc["final"].get("joint") or {}).get("allocation")
-    if doc["status"] == "ok" and joint.get("metrics") is not None and mapping:
-        _, span = _utility_rows(domain, instance, task.members)
-        ps = {p.name: p for p in domain.participants(instance)}
-        x = allocation_from_mapping(domain.problem(instance), mapping)
-        util = {m: (1.0 if hi - lo <= 1e-12 else (domain.value(instance, ps[m], x) - lo) / (hi - lo))
-                for m, (lo, hi) in span.items()}
-        rows.append({"rule": DEBATE, "kind": DEBATE, "family": "joint", "metrics": dict(joint["metrics"]),
-                     "utilities": util, **_row_summary(util), "feasible": not joint.get("violations"),
-                     "note": ""})
+    fields = task.to_dict()
+    dom, inst, ps, prof = _participant_setup(fields)
+    own = getattr(dom, "scripted_agents", None)
+    if callable(own):
+        agents = list(own(inst, ps))
     else:
+        from fairarena.conformance.agents import optimum_agents
+
+        agents = optimum_agents(dom, inst, ps)
+    res = run_debate(inst, agents, config=task.debate_config(), transcript=transcript,
+                     header={"command": "study", "task": fields}, domain=dom)
+    rows = participant_rule_rows(fields, rules)
+    mapping = (res.final.get("joint") or {}).get("allocation")
+    x = None
+    if res.status == "ok" and mapping:
+        try:
+            x = allocation_from_mapping(dom.problem(inst), mapping)
+        except InputError:
+            x = None
+    if x is not None and not violations_of(dom, inst, x):
+        util = {}
+        for p in ps:
+            vs = [dom.value(inst, p, c) for c in prof.X]
+            lo, hi = min(vs), max(vs)
+            util[p.name] = 1.0 if hi - lo <= 1e-12 else float((dom.value(inst, p, x) - lo) / (hi - lo))
+        rows.append({"rule": DEBATE, "kind": DEBATE, "family": "joint",
+                     "metrics": {k: float(v) for k, v in dom.evaluate(inst, x).items()}, "utilities": util,
+                     **_row_summary(util), "feasible": True, "note": ""})
+    else:
+        why = f"{res.status}: {res.error}" if res.status != "ok" else "the joint is missing or not valid"
         rows.append({"rule": DEBATE, "kind": DEBATE, "family": "joint", "metrics": None, "utilities": None,
                      "worst_off": None, "min_utility": None, "gini_utilities": None, "feasible": False,
-                     "note": f"no feasible joint decision ({doc['status']}: {doc['error']})"})
-    return dict(status=doc["status"], error=doc["error"], members=list(task.members), rows=rows,
-                usage=doc["usage"] or {},
-                debate={"rounds": len(doc["rounds"]), "feasible": doc["feasible"],
-                        "final": {k: v["metrics"] for k, v in finals.items()}},
-                timing=dict(doc["timing"] or {}))
+                     "note": f"no feasible joint decision ({why})"})
+    return dict(status=res.status, error=res.error, members=[p.name for p in ps], rows=rows, usage=res.usage,
+                debate={"rounds": len(res.rounds), "feasible": res.feasible, "final": final_metrics(res)},
+                timing=dict(res.timing or {}))
 
 
 def final_metrics(res: Any) -> dict[str, Any]:
@@ -246,8 +260,8 @@ def final_metrics(res: Any) -> dict[str, Any]:
 
 
 def _transcript_turns(path: str | Path) -> list[dict[str, Any]]:
-    """The turn events of a tourism debate's arena transcript (none when the debate failed before writing
-    one): the tourism task returns no turns of its own."""
+    """The turn events of a debate's arena transcript (none when the debate failed before writing
+    one): a domain's own council task returns no turns."""
     from fairarena.arena.transcript import iter_turns, read_transcript
     from fairarena.errors import InputError
 
@@ -260,8 +274,8 @@ def _transcript_turns(path: str | Path) -> list[dict[str, Any]]:
 def preflight(cfg: Any, tasks: Sequence[Any]) -> None:
     """Build the first task's members before any work or write (a scripted stand-in for language models:
     it checks the profiles and the retrieval set-up the same way)."""
-    if not tasks or cfg.domain != "triage":
-        return          # a tourism design is checked whole by its validator
+    if not tasks or not _is_default(cfg.domain):
+        return          # another domain's design is checked whole by its validator
     from fairarena.arena.council import council_agents
     from fairarena.study.design import cohort_of
 
@@ -270,4 +284,4 @@ def preflight(cfg: Any, tasks: Sequence[Any]) -> None:
                    _frameworks(t.members), rag=t.rag)
 
 
-__all__ = ["DEBATE", "execute_council", "preflight", "rule_rows"]
+__all__ = ["DEBATE", "execute_council", "participant_rule_rows", "preflight", "rule_rows"]

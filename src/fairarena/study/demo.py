@@ -49,19 +49,22 @@ def study_demo(out: Path, full: bool = False) -> None:
 
 
 def council_studies_demo(out: Path, full: bool = False) -> None:
-    """The council study on triage cohorts and the tourism study on seeded destinations, each run end to end
-    (``council-small`` and ``tourism-small``: 3 instances each; ``full=True``: the 50-instance presets), with
-    a short summary per rule and the debate, and each study's HTML report."""
+    """Every council preset with a small form (the council study on the default domain's cohorts, a domain's
+    own such as the tourism study on seeded destinations), each run end to end (``<name>-small``: 3 instances
+    each; ``full=True``: the 50-instance presets), with a short summary per rule and the debate (the domain's
+    first two metrics), and each study's HTML report."""
     from rich.table import Table
 
-    from fairarena.study.design import expand, preset, to_toml
+    from fairarena.study.design import expand, preset, presets, to_toml
     from fairarena.study.council import DEBATE
-    from fairarena.study.council_analysis import analyse_council, build_council_report
+    from fairarena.study.council_analysis import analyse_council, build_council_report, directions
     from fairarena.study.store import run_study
     from fairarena.report import write_html
 
-    for name, focus in (("council", ("esg", "rmg")), ("tourism", ("satisfaction", "exposure_gini"))):
+    table = presets()
+    for name in [n for n, d in table.items() if d.get("kind") == "council" and f"{n}-small" in table]:
         cfg = preset(name if full else f"{name}-small")
+        focus = tuple(directions(cfg))[:2]
         target = out / f"study-{name}"
         t0 = time.perf_counter()
         s = run_study(cfg, to_toml(cfg), target, backend="processes", force=True)

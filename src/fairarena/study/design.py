@@ -23,6 +23,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, ValidationInfo, field_validator, model_validator
@@ -34,9 +35,28 @@ KEY_CHARS = 24  # hex characters of sha256 kept in a task key (96 bits)
 
 STUDY_KINDS = {name: kind.description for name, kind in _KINDS.items()}
 """The registered study kinds (:data:`fairarena.study.kinds.KINDS`) and what each does."""
-STUDY_DOMAINS = {"triage": "sampled triage cohorts (capacity variants)",
-                 "tourism": "seeded synthetic destinations (docs/tourism.md); council studies only",
-                 "file": "a problem declared in a file (problem = PATH; docs/domains.md); council studies only"}
+
+
+def study_domains() -> dict[str, str]:
+    """The domains a design may name: every registered domain (:data:`fairarena.domains.DOMAINS`) with its
+    title."""
+    from fairarena.domains.registry import DOMAINS
+
+    return {n: str(DOMAINS.entry(n).title or n) for n in DOMAINS}
+
+
+def _default_domain() -> str:
+    from fairarena.study.instances import default_domain
+
+    return default_domain()
+
+
+def _domain_names() -> list[str]:
+    from fairarena.study.instances import domain_names
+
+    return domain_names()
+
+
 LATER_FIELDS = ("kind", "domain", "stakeholders", "decision", "pois", "k", "samples", "replicas", "problem")
 """Fields added after the first studies: left out of the digest at their defaults (earlier digests hold)."""
 MAX_DEBATES = 200_000
@@ -61,10 +81,19 @@ def framework_names() -> list[str]:
     return list(FRAMEWORKS)
 
 
-def capacity_variants() -> list[str]:
-    from fairarena.triage.cohort import CAPACITY_VARIANTS
+def _check_variant(domain: str, variant: str) -> str | None:
+    """Why the domain's ``sample`` refuses instance variant ``variant`` (the design's ``capacity``), or None
+    (accepted, or a domain whose ``sample`` takes no ``capacity``)."""
+    from fairarena.study.instances import instance_of, sample_options
 
-    return list(CAPACITY_VARIANTS)
+    options = sample_options(domain, {"capacity": variant})
+    if not options:
+        return None
+    try:
+        instance_of(domain, 0, options=options)
+    except InputError as exc:
+        return exc.expected
+    return None
 
 
 def closing_names() -> list[str]:
@@ -124,7 +153,8 @@ class StudyConfig(BaseModel):
     name: str = Field("custom", min_length=1, description="a label for reports")
     kind: str = Field("duel", description="duel (Agent A against each opponent, the paper's design) | council "
                                           "(every member in one debate, compared with every mechanism)")
-    domain: str = Field("triage", description="triage (sampled cohorts) | tourism (seeded destinations; council only)")
+    domain: str = Field(default_factory=lambda: _default_domain(),
+                        description="a registered domain (fairarena domain list); default the package's first")
     cohorts: int = Field(50, ge=1, strict=True, description="number of sampled cohorts")
     first_cohort_seed: int = Field(0, ge=0, strict=True, description="cohort k (k = 0..cohorts-1) is sampled with seed first_cohort_seed + k")
     capacity: list[str] = Field(["standard"], min_length=1, description="capacity variants (tight, standard, high)")
@@ -183,27 +213,32 @@ class StudyConfig(BaseModel):
     @field_validator("kind", "domain")
     @classmethod
     def _kind_domain(cls, v: str, info: ValidationInfo) -> str:
-        allowed = STUDY_KINDS if info.field_name == "kind" else STUDY_DOMAINS
+        allowed = list(STUDY_KINDS) if info.field_name == "kind" else _domain_names()
         if v not in allowed:
             raise ValueError(f"expected one of {', '.join(allowed)}")
         return v
 
     @field_validator("capacity")
     @classmethod
-    def _capacity(cls, v: list[str]) -> list[str]:
-        return _members(v, capacity_variants(), "capacity variant")
+    def _capacity(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        domain = info.data.get("domain")
+        for j, x in enumerate(v):
+            why = _check_variant(domain, x) if isinstance(domain, str) else None
+            if why is not None:
+                raise ValueError(f"entry {j} is {x!r}: expected a capacity variant, {why}")
+        return list(dict.fromkeys(v))
 
     @field_validator("closing")
     @classmethod
     def _closing(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        if info.data.get("domain") == "tourism":   # the tourism debate's rules: checked with the whole design
+        if _own_rules(info.data):   # the domain's own debate and rules: its study_check checks them
             return list(dict.fromkeys(v))
         return _members(v, closing_names(), "closing rule")
 
     @field_validator("mechanisms")
     @classmethod
     def _mechanisms(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        if info.data.get("domain") == "tourism":   # lists add the ranking rules: checked with the whole design
+        if _own_rules(info.data):   # e.g. ranking rules: checked with the whole design by its study_check
             return list(dict.fromkeys(v))
         return _members(v, mechanism_names(), "mechanism (aggregation rule)")
 
@@ -308,20 +343,17 @@ class StudyConfig(BaseModel):
     @model_validator(mode="after")
     def _design(self) -> "StudyConfig":
         check_size(self)
-        if self.domain == "tourism":
-            if self.kind != "council":
-                raise InputError("study.kind", self.kind, "council with domain 'tourism' (a tourism study puts every "
-                                 "stakeholder in one debate)")
-            from fairarena.tourism.study import check_design
-
-            for closing in self.closing:
-                check_design(stakeholders=self.stakeholders, decision=self.decision, rules=self.mechanisms,
-                             closing=closing, k=self.k, pois=self.pois,   # scripted: the domain's own loop
-                             model="scripted" if self.model_a.startswith("scripted") else self.model_a)
-        elif self.domain == "file":
-            _check_file_design(self)
+        default = self.domain == _default_domain()
+        if self.participant_duel:
+            _check_participant_duel(self)
+        elif not default:
+            own = study_hook(self.domain, "study_check")
+            if own is not None:
+                own(self)
+            else:
+                _check_participant_council(self)
         elif self.stakeholders:
-            raise InputError("study.stakeholders", self.stakeholders, "empty with domain 'triage' (a triage "
+            raise InputError("study.stakeholders", self.stakeholders, f"empty with domain {self.domain!r} (its "
                              "council's members are agent_a)")
         servers = {_server_of(s) for s in self.model_specs} - {None}
         for k in self.replicas:
@@ -329,7 +361,7 @@ class StudyConfig(BaseModel):
                 raise InputError("study.replicas", k, "the base URL of one of the study's model specs ("
                                  + (", ".join(sorted(str(x) for x in servers)) or "none: the models are scripted")
                                  + ")")
-        if self.kind == "council" and self.domain == "triage":
+        if self.kind == "council" and default:
             fws = framework_names()
             for j, m in enumerate(self.agent_a):
                 if not m.startswith("aligned:") or m.partition(":")[2] not in fws:
@@ -341,29 +373,38 @@ class StudyConfig(BaseModel):
 
     # -- derived ----------------------------------------------------------------------------------
     @property
+    def participant_duel(self) -> bool:
+        """A duel on any domain but the default one: the domain's participants (its scripted agents) two by
+        two, every pair of ``stakeholders`` (default every participant), rather than the arena's profile
+        agents (``agent_a`` x ``opponents``), which play the default domain."""
+        return self.kind == "duel" and self.domain != _default_domain()
+
+    @property
     def model_specs(self) -> list[str]:
         """The model specs the study's debates use (a council's members all use ``model_a``)."""
         return sorted({self.model_a} if self.kind == "council" else {self.model_a, self.model_b})
 
     @property
     def members(self) -> list[str]:
-        """A council's members: ``stakeholders`` (tourism; a problem file's, default every stakeholder of the
-        file) or ``agent_a`` (triage)."""
-        if self.domain == "file":
-            return list(self.stakeholders) or [st.name for st in file_problem(self.problem)[1].stakeholders]
-        return list(self.stakeholders) if self.domain == "tourism" else list(self.agent_a)
+        """A council's members: ``agent_a`` on the default domain (the arena's profile agents); on another,
+        the domain's ``study_members``, else ``stakeholders``, default every participant."""
+        if self.participant_duel:
+            return duel_players(self)
+        if self.domain == _default_domain():
+            return list(self.agent_a)
+        own = study_hook(self.domain, "study_members")
+        if own is not None:
+            return list(own(self))
+        return list(self.stakeholders) or duel_players(self)
 
     def council_rules(self) -> list[str]:
         """The rules a council is compared with: ``mechanisms``, or every rule of the domain when empty."""
         if self.mechanisms:
             return list(self.mechanisms)
-        if self.domain == "tourism":
-            from fairarena.tourism.decisions import rule_names
-
-            return list(rule_names(self.decision))
-        if self.domain == "file":
-            return candidate_rule_names()
-        return mechanism_names()
+        if self.domain == _default_domain():
+            return mechanism_names()
+        own = study_hook(self.domain, "study_rules")
+        return list(own(self)) if own is not None else candidate_rule_names()
 
     @property
     def cohort_seeds(self) -> list[int]:
@@ -418,9 +459,13 @@ def size_factors(cfg: StudyConfig) -> dict[str, int]:
     """The design's factors, each by the field it comes from (``agent_a`` x ``opponents`` of a duel counted
     with its control as ``agent_a``), without expanding anything."""
     council = cfg.kind == "council"
-    tourism = cfg.domain == "tourism"
-    pairs = len(cfg.agent_a) * len(cfg.opponents) + (1 if cfg.baseline_control else 0)
-    out = {"cohorts": cfg.cohorts, "capacity": 1 if tourism else len(cfg.capacity), "seeds": len(cfg.seeds),
+    if cfg.participant_duel:
+        n = len(cfg.stakeholders) or len(duel_players(cfg))
+        pairs = n * (n - 1) // 2
+    else:
+        pairs = len(cfg.agent_a) * len(cfg.opponents) + (1 if cfg.baseline_control else 0)
+    variants = 1 if cfg.participant_duel else len(council_variants(cfg)) if council else len(cfg.capacity)
+    out = {"cohorts": cfg.cohorts, "capacity": variants, "seeds": len(cfg.seeds),
            "samples": cfg.samples, "closing": len(cfg.closing)}
     if not council:
         out["agent_a"] = pairs
@@ -433,7 +478,7 @@ def estimate_size(cfg: StudyConfig) -> tuple[int, int]:
     debates = 1
     for n in size_factors(cfg).values():
         debates *= n
-    members = len(cfg.members) if cfg.kind == "council" else 2
+    members = len(cfg.members) if cfg.kind == "council" else 2   # a council's members, a duel's two
     return debates, debates * members * (cfg.rounds + 2)
 
 
@@ -462,43 +507,124 @@ def candidate_rule_names() -> list[str]:
     return [n for n in RULES if RULES.entry(n).kind == "candidates"]
 
 
-@functools.lru_cache(maxsize=8)
 def file_problem(path: str) -> tuple[Any, Any]:
-    """``(domain, problem)`` of a problem file: the registered ``file`` domain (``fairarena.domains``) bound to
-    the file, validated completely (InputError naming ``study.problem``)."""
-    from dataclasses import replace as bind
+    """``(domain, problem)`` of a problem file: the registry's problem-file domain
+    (:data:`fairarena.domains.registry.PROBLEM_FILE_FORMS`) bound to the file, validated completely
+    (InputError naming ``study.problem``). ``file_problem.cache_clear()`` forgets every study instance."""
+    from fairarena.domains.registry import problem_file_form
 
-    from fairarena.domains.registry import DOMAINS
-
-    base = DOMAINS.get("file")
-    try:
-        instance = base.load(path)
-    except InputError as exc:
-        raise InputError("study.problem", path, f"a valid problem file ({exc})") from None
-    return bind(base, declared=instance, source=str(path)), instance
+    return problem_file_form("study_problem")(problem_file_form("domain"), str(path))
 
 
-def _check_file_design(cfg: StudyConfig) -> None:
-    """A problem-file study: a council on the file's one problem (cohorts = 1), a readable problem file, members
-    among its stakeholders (two at least), candidate-set rules only."""
-    if cfg.kind != "council":
-        raise InputError("study.kind", cfg.kind, "council with domain 'file' (every stakeholder in one debate)")
-    if not cfg.problem:
-        raise InputError("study.problem", cfg.problem, "the path of a problem file with domain 'file'")
-    if cfg.cohorts != 1:
-        raise InputError("study.cohorts", cfg.cohorts, "1 with domain 'file' (a file declares one problem; "
+def _clear_file_problems() -> None:
+    from fairarena.domains.registry import problem_file_form
+    from fairarena.study.instances import clear
+
+    clear()
+    problem_file_form("study_problem").cache_clear()
+
+
+file_problem.cache_clear = _clear_file_problems  # type: ignore[attr-defined]
+
+
+def study_hook(domain: str, member: str) -> Any:
+    """The domain's optional study member ``member`` (:data:`fairarena.domains.protocol.OPTIONAL`), or None."""
+    from fairarena.study.instances import study_domain
+
+    own = getattr(study_domain(domain), member, None)
+    return own if callable(own) else None
+
+
+def _own_rules(data: Mapping[str, Any]) -> bool:
+    """Does a (partly validated) council design's domain name its own rules and closings (``study_rules``)?"""
+    domain = data.get("domain")
+    if data.get("kind") != "council" or not isinstance(domain, str) or domain == _default_domain():
+        return False
+    return study_hook(domain, "study_rules") is not None
+
+
+def council_variants(cfg: StudyConfig) -> list[str]:
+    """The instance variants a council study crosses with its instances: the domain's ``study_variants``;
+    else the design's ``capacity`` when the domain's ``sample`` takes it, ``["problem"]`` with a problem file,
+    ``["sample"]`` otherwise."""
+    from fairarena.study.instances import sample_options
+
+    own = study_hook(cfg.domain, "study_variants")
+    if own is not None:
+        return list(own(cfg))
+    if cfg.problem:
+        return ["problem"]
+    return list(cfg.capacity) if sample_options(cfg.domain, {"capacity": "x"}) else ["sample"]
+
+
+def _check_participant_council(cfg: StudyConfig) -> None:
+    """A council of a domain's participants (no study members of its own): scripted models (its scripted
+    agents debate), two members at least, candidate-set rules."""
+    if not cfg.model_a.startswith("scripted"):
+        raise InputError("study.model_a", cfg.model_a, f"scripted in a council on domain {cfg.domain!r} (the "
+                         "domain's scripted agents play its participants)")
+    if cfg.problem and cfg.cohorts != 1:
+        raise InputError("study.cohorts", cfg.cohorts, "1 with a problem file (a file declares one problem; "
                                                        "replicate with seeds or samples)")
-    _, instance = file_problem(cfg.problem)
-    names = [st.name for st in instance.stakeholders]
-    for j, m in enumerate(cfg.stakeholders):
-        if m not in names:
-            raise InputError(f"study.stakeholders[{j}]", m, f"a stakeholder of the problem file ({', '.join(names)})")
     if len(cfg.members) < 2:
         raise InputError("study.stakeholders", cfg.stakeholders, "at least two members in a council")
     ok = candidate_rule_names()
     for j, r in enumerate(cfg.mechanisms):
         if r not in ok:
-            raise InputError(f"study.mechanisms[{j}]", r, f"a candidate-set rule with domain 'file' ({', '.join(ok)})")
+            raise InputError(f"study.mechanisms[{j}]", r, f"a candidate-set rule with domain {cfg.domain!r} "
+                                                          f"({', '.join(ok)})")
+
+
+def duel_options(cfg: StudyConfig) -> dict[str, Any]:
+    """The design fields a participant duel's domain samples its instances with (the keyword arguments of
+    its ``sample``, e.g. the number of points of interest of a generated destination)."""
+    from fairarena.study.instances import sample_options
+
+    if cfg.problem:
+        return {}
+    return sample_options(cfg.domain, {f: getattr(cfg, f) for f in ("pois", "k", "decision")})
+
+
+def duel_players(cfg: StudyConfig) -> list[str]:
+    """A participant duel's players: the participants named by ``stakeholders`` (a participant's name, or the
+    name its domain object carries), default every participant of the first instance, in order."""
+    from fairarena.study.instances import instance_of, study_domain
+
+    dom = study_domain(cfg.domain, cfg.problem or None)
+    inst = instance_of(cfg.domain, cfg.first_cohort_seed, problem=cfg.problem or None, options=duel_options(cfg))
+    ps = list(dom.participants(inst))
+    if not cfg.stakeholders:
+        return [p.name for p in ps]
+    by = {p.name: p.name for p in ps}
+    for p in ps:
+        own = getattr(p.data, "name", None)
+        if isinstance(own, str):
+            by.setdefault(own, p.name)
+    out = []
+    for j, s in enumerate(cfg.stakeholders):
+        if s not in by:
+            raise InputError(f"study.stakeholders[{j}]", s, f"a participant of domain {cfg.domain!r} "
+                                                           f"({', '.join(p.name for p in ps)})")
+        if by[s] not in out:
+            out.append(by[s])
+    return out
+
+
+def _check_participant_duel(cfg: StudyConfig) -> None:
+    """A duel of a domain's participants: scripted models (the domain's scripted agents play), at least two
+    players, a problem file only with ``problem``, no mechanisms (they aggregate the profile agents'
+    proposals)."""
+    for f in ("model_a", "model_b"):
+        if not str(getattr(cfg, f)).startswith("scripted"):
+            raise InputError(f"study.{f}", getattr(cfg, f), f"scripted in a duel on domain {cfg.domain!r} (the "
+                             "domain's scripted agents play its participants)")
+    if cfg.mechanisms:
+        raise InputError("study.mechanisms", cfg.mechanisms, f"empty in a duel on domain {cfg.domain!r}")
+    if cfg.problem and cfg.cohorts != 1:
+        raise InputError("study.cohorts", cfg.cohorts, "1 with a problem file (a file declares one problem; "
+                                                       "replicate with seeds or samples)")
+    if len(duel_players(cfg)) < 2:
+        raise InputError("study.stakeholders", cfg.stakeholders, "at least two participants in a duel")
 
 
 def _plays_language_model(data: dict[str, Any]) -> bool:
@@ -506,7 +632,7 @@ def _plays_language_model(data: dict[str, Any]) -> bool:
     not parse counts as scripted here: its own field check reports it."""
     from fairarena.llm.spec import parse_model_spec
 
-    if data.get("kind", "duel") != "duel" or data.get("domain", "triage") != "triage":
+    if data.get("kind", "duel") != "duel" or data.get("domain", _default_domain()) != _default_domain():
         return False
     for f in ("model_a", "model_b"):
         try:
@@ -564,21 +690,13 @@ def _council() -> dict[str, Any]:
                 model_a="scripted", model_b="scripted", seeds=[0], mechanisms=[])
 
 
-def _tourism() -> dict[str, Any]:
-    # Issue 15's tourism study: the four built-in stakeholder kinds (tourists as the family persona) on 50
-    # seeded 40-POI destinations, negotiating visitor flows through the arena; the joint drafted as the Nash
-    # bargaining solution (joint-draft, docs/tourism.md), every rule beside it.
-    return dict(name="tourism", kind="council", domain="tourism", cohorts=50, first_cohort_seed=0,
-                stakeholders=["tourists:family", "residents", "local-business", "destination"], decision="flows",
-                pois=40, rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0],
-                mechanisms=[])
-
-
 def presets() -> dict[str, dict[str, Any]]:
+    """Every preset by name: the default domain's (the paper's duel and the council, with their smaller
+    forms), then each registered domain's own (the protocol's optional ``study_presets()``, in registry
+    order; a name already taken is kept)."""
     paper = _paper()
     council = _council()
-    tourism = _tourism()
-    return {
+    out = {
         "paper": paper,
         # the demo's study: the paper's design on 5 cohorts
         "small": dict(paper, name="small", cohorts=5),
@@ -586,9 +704,23 @@ def presets() -> dict[str, dict[str, Any]]:
         "tiny": dict(paper, name="tiny", cohorts=2, agent_a=paper["agent_a"][:2], rounds=1),
         "council": council,
         "council-small": dict(council, name="council-small", cohorts=3),
-        "tourism": tourism,
-        "tourism-small": dict(tourism, name="tourism-small", cohorts=3, pois=20),
     }
+    for name, design in _domain_presets().items():
+        out.setdefault(name, dict(design))
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _domain_presets() -> dict[str, dict[str, Any]]:
+    from fairarena.study.instances import domain_names, study_domain
+
+    out: dict[str, dict[str, Any]] = {}
+    for d in domain_names():
+        own = getattr(study_domain(d), "study_presets", None)
+        if callable(own):
+            for name, design in own().items():
+                out.setdefault(name, dict(design))
+    return out
 
 
 def preset(name: str, /, **overrides: Any) -> StudyConfig:
@@ -699,9 +831,22 @@ class DebateTask:
     proposal_format: str
     control: bool = False
     sample: int = 0        # repeat number (0..samples-1); ``seed`` is that repeat's own seed
+    # a duel of a domain's participants (absent from the dicts of the profile duels, whose keys predate them):
+    domain: str | None = None        # the domain (agent_a, agent_b: its participants)
+    problem: str | None = None       # a problem file's path
+    options: tuple[tuple[str, Any], ...] | None = None   # the domain's sample options (duel_options)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        for f in ("domain", "problem", "options"):
+            if d[f] is None:
+                del d[f]
+        if "options" in d:
+            d["options"] = dict(self.options or ())
+        return d
+
+    def sample_options(self) -> dict[str, Any]:
+        return dict(self.options or ())
 
     def debate_config(self) -> Any:
         from fairarena.arena import DebateConfig
@@ -716,18 +861,19 @@ class DebateTask:
 ROLE_OF = {"baseline": "B", "adversarial": "C"}
 
 
-@functools.lru_cache(maxsize=256)
 def cohort_of(seed: int, capacity: str) -> Any:
-    """The sampled cohort (cached per process: every debate of a cohort shares it)."""
-    from fairarena.triage import sample_cohort
+    """The default domain's instance of ``seed`` and capacity variant (``sample(seed, capacity=...)``; cached
+    per process: every debate of an instance shares it)."""
+    from fairarena.study.instances import default_domain, instance_of
 
-    return sample_cohort(seed, capacity)
+    return instance_of(default_domain(), seed, options={"capacity": capacity})
 
 
-@functools.lru_cache(maxsize=256)
 def _cohort_digest(seed: int, capacity: str) -> str:
-    blob = json.dumps(cohort_of(seed, capacity).to_dict(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(blob.encode()).hexdigest()
+    """The digest of :func:`cohort_of` (the domain protocol's: sha256 of its canonical ``to_dict`` JSON)."""
+    from fairarena.study.instances import default_domain, digest_of
+
+    return digest_of(default_domain(), seed, options={"capacity": capacity})
 
 
 def task_key(cohort_digest: str, agent_a: str, agent_b: str, model_a: str, model_b: str, config: dict[str, Any],
@@ -741,15 +887,16 @@ def task_key(cohort_digest: str, agent_a: str, agent_b: str, model_a: str, model
 
 @dataclass(frozen=True)
 class CouncilTask:
-    """One debate of a council study: every member in one debate on one instance (a triage cohort of one
-    capacity variant, or a tourism destination; ``capacity`` is the tourism decision then), closed by
-    ``closing``; the record also holds every mechanism's decision on the same instance."""
+    """One debate of a council study: every member in one debate on one instance (``capacity``: the instance
+    variant, :func:`council_variants`: a capacity variant, a domain's own variant such as a decision,
+    ``problem`` or ``sample``), closed by ``closing``; the record also holds every mechanism's decision on the
+    same instance."""
 
     index: int
     key: str
     cohort: int            # instance number k (0-based)
     cohort_seed: int       # the cohort's or destination's seed
-    capacity: str          # triage: the capacity variant; tourism: the decision (flows, lists)
+    capacity: str          # the instance variant (council_variants)
     domain: str
     members: tuple[str, ...]
     model: str
@@ -760,11 +907,11 @@ class CouncilTask:
     max_repairs: int
     max_tokens: int
     rag: str
-    pois: int | None = None   # tourism only
-    k: int | None = None      # tourism only
+    pois: int | None = None   # a domain's own task fields (study_task_fields), e.g. a destination's size
+    k: int | None = None      # and list length
     kind: str = "council"
     sample: int = 0           # repeat number (0..samples-1); ``seed`` is that repeat's own seed
-    problem: str | None = None   # a problem file's path (domain file only; absent from other tasks' dicts)
+    problem: str | None = None   # a problem file's path (absent from other tasks' dicts)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -780,19 +927,17 @@ class CouncilTask:
                             temperature=self.temperature, max_tokens=self.max_tokens)
 
 
-def instance_digest(domain: str, seed: int, variant: str, pois: int | None = None, problem: str | None = None) -> str:
-    """Hash of a study instance's full data: a triage cohort (seed, capacity variant), a tourism
-    destination (seed, number of POIs) or a problem file's problem (its canonical JSON, whatever the path)."""
-    if domain == "file":
-        from fairarena.domains.protocol import instance_digest as digest_of
+def instance_digest(domain: str, seed: int, variant: str, pois: int | None = None, problem: str | None = None,
+                    k: int | None = None) -> str:
+    """Hash of a study instance's full data (:func:`fairarena.domains.protocol.instance_digest`): a problem
+    file's problem (its canonical JSON, whatever the path), else the domain's ``sample(seed, ...)`` with
+    the options its ``sample`` takes (the variant as ``capacity``, ``pois``, ``k``)."""
+    from fairarena.study.instances import digest_of, sample_options
 
-        dom, inst = file_problem(str(problem))
-        return digest_of(dom, inst)
-    if domain == "tourism":
-        from fairarena.tourism.study import instance_digest as destination_digest
-
-        return destination_digest(seed, int(pois or 0))
-    return _cohort_digest(seed, variant)
+    if problem:
+        return digest_of(domain, seed, problem=str(problem))
+    given = {"capacity": variant, "pois": pois, "k": k}
+    return digest_of(domain, seed, options=sample_options(domain, {f: v for f, v in given.items() if v is not None}))
 
 
 def expand_council(cfg: StudyConfig) -> list[CouncilTask]:
@@ -801,22 +946,20 @@ def expand_council(cfg: StudyConfig) -> list[CouncilTask]:
     prompt version (tourism: also the decision and k); the mechanisms are post-processing, not in the key."""
     pv = prompt_version()
     out: list[CouncilTask] = []
-    tourism = cfg.domain == "tourism"
-    on_file = cfg.domain == "file"
-    variants = [cfg.decision] if tourism else ["problem"] if on_file else cfg.capacity
+    fields_of = study_hook(cfg.domain, "study_task_fields")
+    key_config = study_hook(cfg.domain, "study_key_config")
     members = tuple(cfg.members)
     for k, cs in enumerate(cfg.cohort_seeds):
-        for var in variants:
-            digest = instance_digest(cfg.domain, cs, var, cfg.pois if tourism else None, cfg.problem or None)
+        for var in council_variants(cfg):
+            extra = dict(fields_of(cfg, var)) if fields_of is not None else {}
+            problem = extra.get("problem", cfg.problem or None)
+            digest = instance_digest(cfg.domain, cs, var, extra.get("pois"), problem, extra.get("k"))
             for seed, sample in _seeds(cfg):
                 for closing in cfg.closing:
                     t = CouncilTask(len(out), "", k, cs, var, cfg.domain, members, cfg.model_a, cfg.rounds, closing,
                                     seed, cfg.temperature, cfg.max_repairs, cfg.max_tokens, cfg.rag,
-                                    cfg.pois if tourism else None, cfg.k if tourism and var == "lists" else None,
-                                    sample=sample, problem=cfg.problem if on_file else None)
-                    conf = ({"rounds": cfg.rounds, "closing": closing, "seed": seed, "decision": var, "k": t.k,
-                             "temperature": cfg.temperature, "max_repairs": cfg.max_repairs,
-                             "max_tokens": cfg.max_tokens} if tourism else asdict(t.debate_config()))
+                                    extra.get("pois"), extra.get("k"), sample=sample, problem=problem)
+                    conf = dict(key_config(t)) if key_config is not None else asdict(t.debate_config())
                     conf.pop("proposal_format", None)
                     blob = json.dumps({"kind": "council", "domain": cfg.domain, "instance": digest,
                                        "members": list(members), "model": cfg.model_a, "config": conf,
@@ -838,7 +981,10 @@ def expand(cfg: StudyConfig) -> list[Any]:
 
 def expand_duel(cfg: StudyConfig) -> list[DebateTask]:
     """Every debate of a duel study, in (cohort, capacity, seed, A, opponent, closing) order, the control
-    debates (when asked) after each cohort's block."""
+    debates (when asked) after each cohort's block. A duel of a domain's participants:
+    :func:`expand_participant_duel`."""
+    if cfg.participant_duel:
+        return expand_participant_duel(cfg)
     pv = prompt_version()
     out: list[DebateTask] = []
     configs: dict[tuple[str, int], dict[str, Any]] = {}   # the DebateConfig depends on (closing, seed) only
@@ -872,3 +1018,39 @@ def expand_duel(cfg: StudyConfig) -> list[DebateTask]:
         out = [t for t in out if not (t.key in seen or seen.add(t.key))]  # type: ignore[func-returns-value]
         out = [replace(t, index=i) for i, t in enumerate(out)]
     return out
+
+
+def expand_participant_duel(cfg: StudyConfig) -> list[DebateTask]:
+    """Every debate of a duel of a domain's participants, in (instance, seed, pair, closing) order: each
+    pair of players (:func:`duel_players`; the first of the pair speaks first) on each instance. The key
+    hashes the domain, the instance's digest (:func:`fairarena.domains.protocol.instance_digest`), the pair,
+    the models, the debate's configuration, the proposal format and the arena's prompt version. A problem
+    file's study has one instance (its seeds replicate the debates)."""
+    from fairarena.study.instances import digest_of
+
+    pv = prompt_version()
+    players = duel_players(cfg)
+    pairs = [(a, b) for i, a in enumerate(players) for b in players[i + 1:]]
+    options = duel_options(cfg)
+    opts = tuple(sorted(options.items()))
+    problem = cfg.problem or None
+    out: list[DebateTask] = []
+    for k, cs in enumerate(cfg.cohort_seeds):
+        digest = digest_of(cfg.domain, cs, problem=problem, options=options)
+        for seed, sample in _seeds(cfg):
+            for a, b in pairs:
+                for closing in cfg.closing:
+                    t = DebateTask(len(out), "", k, cs, "problem" if problem else "sample", a, b, b, None,
+                                   cfg.model_a, cfg.model_b, cfg.rounds, closing, seed, cfg.temperature,
+                                   cfg.max_repairs, cfg.max_tokens, cfg.rag, cfg.proposal_format, False, sample,
+                                   domain=cfg.domain, problem=problem, options=opts)
+                    conf = asdict(t.debate_config())
+                    conf.pop("proposal_format", None)
+                    blob = json.dumps({"kind": "duel", "domain": cfg.domain, "instance": digest, "agents": [a, b],
+                                       "models": [cfg.model_a, cfg.model_b], "config": conf, "rag": cfg.rag,
+                                       "proposal_format": cfg.proposal_format, "prompt_version": pv},
+                                      sort_keys=True, separators=(",", ":"))
+                    out.append(replace(t, key=hashlib.sha256(blob.encode()).hexdigest()[:KEY_CHARS]))
+    seen: set[str] = set()   # instances that are one (a domain whose sample ignores the seed): one debate
+    out = [t for t in out if not (t.key in seen or seen.add(t.key))]  # type: ignore[func-returns-value]
+    return [replace(t, index=i) for i, t in enumerate(out)]

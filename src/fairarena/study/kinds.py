@@ -55,6 +55,8 @@ class StudyKind:
     analysis_type_ref: str
     failed: Mapping[str, Any] = field(default_factory=dict)
     """The outcome fields of a record whose task raised (the kind's record shape, empty)."""
+    frame_ref: str = ""
+    """``frame(records) -> pandas.DataFrame``: the flat results table (:func:`fairarena.study.store.results_frame`)."""
 
     def expand(self, cfg: Any) -> list[Any]:
         return _resolve(self.expand_ref)(cfg)
@@ -71,6 +73,9 @@ class StudyKind:
 
     def mechanisms(self, cfg: Any) -> list[str]:
         return list(_resolve(self.mechanisms_ref)(cfg))
+
+    def frame(self, records: Any) -> Any:
+        return _resolve(self.frame_ref)(records)
 
     def analyse(self, root: str | Path, **kw: Any) -> Any:
         return _resolve(self.analyse_ref)(root, **kw)
@@ -102,7 +107,8 @@ KINDS: dict[str, StudyKind] = {
         report_ref="fairarena.study.analysis:build_duel_report",
         files_ref="fairarena.study.analysis:duel_files",
         analysis_type_ref="fairarena.study.analysis:StudyAnalysis",
-        failed={"rounds": [], "final": {}, "feasible": {}, "metrics": {}}),
+        failed={"rounds": [], "final": {}, "feasible": {}, "metrics": {}},
+        frame_ref="fairarena.study.store:_duel_frame"),
     "council": StudyKind(
         "council", "every member in one debate per instance; the same instance decided by every mechanism",
         expand_ref="fairarena.study.design:expand_council",
@@ -114,7 +120,8 @@ KINDS: dict[str, StudyKind] = {
         report_ref="fairarena.study.council_analysis:build_council_report",
         files_ref="fairarena.study.kinds:_council_files",
         analysis_type_ref="fairarena.study.council_analysis:CouncilAnalysis",
-        failed={"rows": []}),
+        failed={"members": [], "rows": []},   # a council record always names its members (records.py)
+        frame_ref="fairarena.study.store:_council_frame"),
 }
 """Every study kind by name, in the order ``study init`` and the docs list them."""
 
@@ -131,6 +138,11 @@ def kind_of_task(task: Any) -> StudyKind:
     """The kind of one task (a :class:`~fairarena.study.design.CouncilTask` says ``kind``; a duel's
     :class:`~fairarena.study.design.DebateTask` has no such field)."""
     return study_kind(getattr(task, "kind", "duel"))
+
+
+def kind_of_task_dict(task: Mapping[str, Any]) -> StudyKind:
+    """The kind of a task as a record holds it (a council task says ``kind``)."""
+    return study_kind(str(task.get("kind", "duel")))
 
 
 def kind_of_folder(root: str | Path) -> StudyKind:
@@ -157,6 +169,10 @@ def kind_of_analysis(analysis: Any) -> StudyKind:
 # ------------------------------------------------------------------------------------------------
 
 def _execute_duel(task: Any, opts: Any, model_for: Callable[[str], Any], transcript: str | Path) -> dict[str, Any]:
+    if getattr(task, "domain", None) is not None:   # a duel of a domain's participants
+        from fairarena.study.duel import execute_participant_duel
+
+        return execute_participant_duel(task, opts, str(transcript))
     from fairarena.study.store import _execute_duel as run
 
     return run(task, opts, str(transcript))
@@ -164,6 +180,11 @@ def _execute_duel(task: Any, opts: Any, model_for: Callable[[str], Any], transcr
 
 def _preflight_duel(cfg: Any, tasks: Any) -> None:
     if not tasks:
+        return
+    if getattr(tasks[0], "domain", None) is not None:
+        from fairarena.study.duel import preflight_participant_duel
+
+        preflight_participant_duel(cfg, tasks)
         return
     from fairarena.arena import build_agent
     from fairarena.study.design import cohort_of
@@ -188,4 +209,5 @@ def _council_files(an: Any) -> dict[str, Any]:
     return {"council.json": an.to_dict()}
 
 
-__all__ = ["KINDS", "StudyKind", "kind_of_analysis", "kind_of_folder", "kind_of_task", "study_kind"]
+__all__ = ["KINDS", "StudyKind", "kind_of_analysis", "kind_of_folder", "kind_of_task", "kind_of_task_dict",
+           "study_kind"]

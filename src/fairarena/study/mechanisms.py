@@ -26,14 +26,29 @@ from typing import Any
 from fairarena.errors import InputError
 
 STAGES = ("round1", "final")
-SCALAR_METRICS = ("esg", "rmg", "var", "dw_esg", "vwci", "gini", "gini_cnss")
 
 
-def allocation_directions() -> dict[str, str]:
-    """Every allocation metric (:data:`fairarena.allocation.metrics.METRICS`) -> "higher" | "lower" is better."""
-    from fairarena.allocation.metrics import METRICS
+def scalar_metrics(domain: str | None = None) -> tuple[str, ...]:
+    """The metric keys of ``domain`` (default: the study's default domain, whose profile debates the
+    mechanisms aggregate), from its metric specs (:func:`fairarena.domains.protocol.metric_specs`), in their
+    order: never retyped here."""
+    from fairarena.study.instances import default_domain, metric_directions
 
-    return {k: ("higher" if METRICS.get(k).direction == "max" else "lower") for k in METRICS}
+    return tuple(metric_directions(domain or default_domain()))
+
+
+def allocation_directions(domain: str | None = None) -> dict[str, str]:
+    """Every metric of ``domain`` (default: the default domain) -> "higher" | "lower" is better, from its
+    metric specs (the protocol's ``max``/``min``)."""
+    from fairarena.study.instances import default_domain, metric_directions
+
+    return metric_directions(domain or default_domain())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SCALAR_METRICS":   # the former constant: the default domain's metric keys
+        return scalar_metrics()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.lru_cache(maxsize=64)
@@ -65,7 +80,7 @@ def stage_proposals(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
 
 
 def _scalars(m: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: float(m[k]) for k in SCALAR_METRICS if k in m and m[k] is not None}
+    out = {k: float(m[k]) for k in scalar_metrics() if k in m and m[k] is not None}
     out["feasible"] = bool(m.get("feasible", False))
     return out
 

@@ -102,8 +102,8 @@ def cohort_optima(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> dict[s
     the cohorts."""
     from fairarena.allocation.frameworks import framework_optima
     from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics
+    from fairarena.study.instances import default_domain, study_domain
     from fairarena.study.store import read_transcript
-    from fairarena.triage import parse_cohort
 
     root = Path(root)
     first: dict[str, Mapping[str, Any]] = {}
@@ -119,7 +119,8 @@ def cohort_optima(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> dict[s
     def compute() -> dict[str, Any]:
         out = {}
         for c, data in cohorts.items():
-            p = parse_cohort(data).to_problem()
+            dom = study_domain(default_domain())   # the profile duels' domain: its instance from the header
+            p = dom.problem(dom.from_dict(data))
             out[c] = {f: {k: float(compute_metrics(p, x)[k]) for k in METRIC_KEYS}
                       for f, x in framework_optima(p).items()}
         return out

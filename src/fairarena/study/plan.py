@@ -9,9 +9,10 @@ gets anything; the decision turns accept), so no repair turn is needed. Each pat
 prompt tokens are then multiplied by the number of debates that share it (every cohort has the same
 table shape; samples, seeds and capacity variants repeat the pattern). A council study (``kind =
 "council"``) has one pattern per closing rule: one council debate with every member in it, built as the
-run builds it (triage: :func:`fairarena.arena.council.council_agents`; tourism: the stakeholder agents of
-:func:`fairarena.tourism.arena.llm_negotiate`, the stand-in proposing one POI a slot for every group); a
-scripted tourism council runs the domain's own scripted loop, which asks no model (no calls, no tokens).
+run builds it (the default domain: :func:`fairarena.arena.council.council_agents`; another domain: its own
+language-model debate, the protocol's ``study_plan_debate``, e.g. a destination's stakeholder agents with a
+stand-in proposing one POI a slot for every group); a scripted council or duel of another domain plays the
+domain's scripted agents, which ask no model (no calls, no tokens).
 
 What it cannot know, and how it is stated:
 
@@ -115,26 +116,6 @@ def _reply(problem: Any) -> str:
                        "critique": "-", "accept": True})
 
 
-def _flows_reply(d: Any) -> str:
-    """A tourism stand-in's reply: the shape of a real flows proposal (each group at one POI it finds
-    relevant in every slot, as the prompt asks), every amount 0 (valid: nothing can exceed a capacity).
-    The triage stand-in's every-needed-entry form would list every POI in every slot, longer than
-    ``max_tokens``; a real proposal names one POI a slot."""
-    from fairarena.tourism.decisions import flows_problem
-
-    p = flows_problem(d)
-    slots = list(d.slots)
-    alloc: dict[str, dict[str, int]] = {}
-    for g, gid in enumerate(p.ids):
-        row: dict[str, int] = {}
-        for s in slots:
-            cols = [r for r, res in enumerate(p.resources) if res.endswith(f"@{s}")]
-            r = next((c for c in cols if p.needed[g, c]), cols[0])
-            row[p.resources[r]] = 0
-        alloc[gid] = row
-    return json.dumps({"allocation": alloc, "justification": "-", "critique": "-", "accept": True})
-
-
 def _pattern(t: DebateTask) -> tuple[str, str, str]:
     return (t.agent_a, t.agent_b, t.closing)
 
@@ -155,6 +136,11 @@ def _duel_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple[An
         first.setdefault(_pattern(t), t)
     out = []
     for pat, t in first.items():
+        if cfg.participant_duel:   # a domain's scripted agents (scripted models only): no model calls
+            out.append({"fields": {"agent_a": pat[0], "agent_b": pat[1], "closing": pat[2]}, "debates": counts[pat],
+                        "standins": {}, "status": "ok", "reply": "", "instance": (t.cohort_seed, t.capacity),
+                        "note": f"scripted {cfg.domain} debate: no model calls"})
+            continue
         cohort = cohort_of(t.cohort_seed, t.capacity)
         reply = _reply(cohort.to_problem())
         standins = {s: _StandIn(reply, lives[s][0], s) for s in {t.model_a, t.model_b}}
@@ -171,10 +157,13 @@ def _duel_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple[An
 
 
 def _council_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple[Any, str]]) -> list[dict[str, Any]]:
-    """One stand-in council debate per closing rule (every member in it, as the run builds them): a triage
-    council's :func:`fairarena.arena.council.council_agents`, a tourism council's stakeholder agents of
-    :func:`fairarena.tourism.arena.llm_negotiate`. A scripted tourism council asks no model (the domain's
-    own scripted loop): no calls, no tokens."""
+    """One stand-in council debate per closing rule (every member in it, as the run builds them): the default
+    domain's :func:`fairarena.arena.council.council_agents`; another domain's own language-model debate
+    (its ``study_plan_debate``). A scripted council of another domain asks no model (its scripted agents):
+    no calls, no tokens."""
+    from fairarena.study.design import study_hook
+    from fairarena.study.instances import default_domain
+
     counts = Counter(t.closing for t in tasks)
     first: dict[str, Any] = {}
     for t in tasks:
@@ -182,23 +171,19 @@ def _council_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple
     out = []
     for closing, t in first.items():
         fields = {"members": list(t.members), "closing": closing}
-        if t.domain == "tourism" and t.model.startswith("scripted"):
+        own_domain = t.domain != default_domain()
+        if own_domain and t.model.startswith("scripted"):
             out.append({"fields": fields, "debates": counts[closing], "standins": {}, "status": "ok", "reply": "",
-                        "instance": (t.cohort_seed, t.capacity), "note": "scripted tourism debate: no model calls"})
+                        "instance": (t.cohort_seed, t.capacity),
+                        "note": f"scripted {t.domain} debate: no model calls"})
             continue
         key = _standin_key(t.model)
-        if t.domain == "tourism":
-            from fairarena.tourism.arena import llm_negotiate
-            from fairarena.tourism.stakeholders import parse_stakeholders
-            from fairarena.tourism.study import destination_of
-
-            d = destination_of(t.cohort_seed, int(t.pois))
-            reply = _flows_reply(d)
-            st = _StandIn(reply, lives[t.model][0], t.model)
-            # the study's tourism debate: the closing, rounds, seed and model settings of the task
-            res = llm_negotiate(d, parse_stakeholders(list(t.members), "study.stakeholders"), key, rounds=t.rounds,
-                                closing=closing, seed=t.seed, models={key: st}, max_tokens=t.max_tokens,
-                                temperature=t.temperature, max_repairs=t.max_repairs)
+        if own_domain:
+            own = study_hook(t.domain, "study_plan_debate")
+            if own is None:
+                raise InputError("study.model_a", t.model, f"a scripted model, or a domain that plans language-model "
+                                 f"debates (domain {t.domain!r} has no study_plan_debate)")
+            status, reply, st = own(t, lambda reply, spec=t.model: _StandIn(reply, lives[spec][0], spec))
         else:
             from fairarena.arena import run_debate
             from fairarena.arena.council import council_agents
@@ -208,8 +193,8 @@ def _council_runs(cfg: StudyConfig, tasks: Sequence[Any], lives: dict[str, tuple
             st = _StandIn(reply, lives[t.model][0], t.model)
             agents = council_agents(cohort, key, [m.partition(":")[2] for m in t.members],
                                     rag="off" if cfg.rag == "auto" else cfg.rag, models={key: st})
-            res = run_debate(cohort, agents, t.debate_config())
-        out.append({"fields": fields, "debates": counts[closing], "standins": {t.model: st}, "status": res.status,
+            status = run_debate(cohort, agents, t.debate_config()).status
+        out.append({"fields": fields, "debates": counts[closing], "standins": {t.model: st}, "status": status,
                     "reply": reply, "instance": (t.cohort_seed, t.capacity)})
     return out
 

@@ -45,6 +45,9 @@ class DuelTask(TypedDict):
     proposal_format: str
     control: bool
     sample: int
+    domain: NotRequired[str]                # a duel of a domain's participants (fairarena.study.duel) only:
+    problem: NotRequired[Optional[str]]     # its problem file, or None
+    options: NotRequired[Mapping[str, Any]]  # the domain's sample options
 
 
 class CouncilTask(TypedDict):

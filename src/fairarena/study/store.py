@@ -297,10 +297,19 @@ def results_frame(root: str | Path) -> Any:
     as ``round{t}_{a|b}_{metric}``. A council study: one row per debate and rule (:func:`_council_frame`)."""
     import pandas as pd
 
-    rows = []
+    from fairarena.study.kinds import kind_of_task_dict
+
     results = load_results(root)
-    if results and results[0]["task"].get("kind") == "council":
-        return _council_frame(results)
+    if results:
+        return kind_of_task_dict(results[0]["task"]).frame(results)
+    return _duel_frame(results)
+
+
+def _duel_frame(results: Sequence[dict[str, Any]]) -> Any:
+    """A duel study's results (:func:`results_frame`)."""
+    import pandas as pd
+
+    rows = []
     for r in results:
         row = {"key": r["key"], **r["task"], "status": r["status"], "error": r.get("error")}
         for who in ("a", "b", "joint"):
@@ -893,6 +902,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     from fairarena.llm.spec import check_reachable, server_key
     from fairarena.llm.wrappers import check_cache_file, server_limits
     from fairarena.provenance import run_record
+    from fairarena.study.kinds import study_kind
 
     t_start = time.perf_counter()
     root = Path(out)
@@ -937,7 +947,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
             workers = min(MAX_DEFAULT_THREADS, len(todo))   # no small last wave (see LAST_WAVE)
         opts = RunOptions(str(cache_path) if cache_path else None, offline,
                           tuple((s, cfg.server_policy(s)) for s in specs),
-                          tuple(cfg.council_rules() if cfg.kind == "council" else cfg.mechanisms),
+                          tuple(study_kind(cfg.kind).mechanisms(cfg)),
                           _replica_options(cfg, specs))
         failed_now: list[dict[str, str]] = []
         done = 0
@@ -1046,16 +1056,6 @@ def _preflight(cfg: StudyConfig, tasks: Sequence[DebateTask]) -> None:
     without the extra) fails once, with the usual one-line error, instead of in every debate."""
     if not tasks:
         return
-    if cfg.kind == "council":
-        from fairarena.study.council import preflight
+    from fairarena.study.kinds import study_kind
 
-        preflight(cfg, tasks)
-        return
-    from fairarena.arena import build_agent
-
-    t = tasks[0]
-    cohort = cohort_of(t.cohort_seed, t.capacity)
-    for name, prof, spec in (("A", t.agent_a, t.model_a), ("B", t.agent_b, t.model_b)):
-        # a language model is not built here (a GGUF load, a client); the scripted stand-in checks the
-        # profile and the retrieval set-up the same way
-        build_agent(name, prof, spec if spec.startswith("scripted") else "scripted", cohort, rag=t.rag)
+    study_kind(cfg.kind).preflight(cfg, tasks)

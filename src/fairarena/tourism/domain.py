@@ -179,6 +179,47 @@ class TourismPlugin(TourismDomain):
             design["k"] = 3
         return design
 
+    # -- council studies: the protocol's study_* members, answered by fairarena.tourism.study ----------------
+    def study_check(self, design: Any) -> None:
+        from fairarena.tourism.study import study_check
+        study_check(design)
+
+    def study_variants(self, design: Any) -> list[str]:
+        from fairarena.tourism.study import study_variants
+        return study_variants(design)
+
+    def study_rules(self, design: Any) -> list[str]:
+        from fairarena.tourism.study import study_rules
+        return study_rules(design)
+
+    def study_task_fields(self, design: Any, variant: str) -> dict[str, Any]:
+        from fairarena.tourism.study import study_task_fields
+        return study_task_fields(design, variant)
+
+    def study_key_config(self, task: Any) -> dict[str, Any]:
+        from fairarena.tourism.study import study_key_config
+        return study_key_config(task)
+
+    def study_council(self, task: Any, rules: list[str], models: dict[str, Any], transcript: Any, **run: Any
+                      ) -> dict[str, Any]:
+        from fairarena.tourism.study import study_council
+        return study_council(task, rules, models, transcript, **run)
+
+    def study_rule_rows(self, task: Any, rules: list[str]) -> list[dict[str, Any]]:
+        from fairarena.tourism.study import study_rule_rows
+        return study_rule_rows(task, rules)
+
+    def study_presets(self) -> dict[str, dict[str, Any]]:
+        """The tourism study presets (visitor flows: this plug-in's decision only)."""
+        if self.decision != "flows":
+            return {}
+        from fairarena.tourism.study import study_presets
+        return study_presets()
+
+    def study_plan_debate(self, task: Any, standin: Any) -> tuple[str, str, Any]:
+        from fairarena.tourism.study import study_plan_debate
+        return study_plan_debate(task, standin)
+
 
 TOURISM = TourismPlugin()
 TOURISM_LISTS = TourismPlugin(name="tourism-lists", item="group", item_id="GROUP_ID",

@@ -1,7 +1,11 @@
 """The tourism domain's part of a *council* study: seeded synthetic destinations, every stakeholder agent in
 one debate, and the same destination decided by every rule of a list.
 
-The study runner (``fairarena.experiments``) expands the design and calls these plain functions:
+The study runner (:mod:`fairarena.study`) reaches them through the tourism plug-in's optional protocol
+members (``study_check``, ``study_variants``, ``study_rules``, ``study_task_fields``, ``study_key_config``,
+``study_council``, ``study_rule_rows``, ``study_plan_debate``: the ``study_*`` functions at the end of this
+module), never by name.
+The plain functions:
 
 * :func:`check_design` validates a design before any work;
 * :func:`instance_digest` fingerprints a generated destination (it enters the task keys, so a changed
@@ -55,7 +59,9 @@ from fairarena.tourism.metrics import ATTENTION, METRICS
 from fairarena.tourism.stakeholders import parse_stakeholders
 
 __all__ = ["check_design", "instance_digest", "metric_directions", "council_task", "rule_rows", "destination_of",
-           "scripted_closings", "clear_caches", "SCRIPTED", "MAX_ROUNDS"]
+           "scripted_closings", "clear_caches", "SCRIPTED", "MAX_ROUNDS", "study_check", "study_variants",
+           "study_rules", "study_task_fields", "study_key_config", "study_council", "study_rule_rows",
+           "study_plan_debate", "study_presets"]
 
 #: the ``model`` value of scripted agents (no language model)
 SCRIPTED = "scripted"
@@ -308,3 +314,105 @@ def council_task(*, destination_seed: int, pois: int, stakeholders: list[str], d
         rows.append(row)
     return {"status": "ok" if error is None else "failed", "error": error, "stakeholders": [s.name for s in ss],
             "rows": rows, "usage": usage, "debate": info}
+
+
+# -- the domain protocol's council-study members (fairarena.domains.protocol: study_*) ----------------------
+# The tourism plug-in (fairarena.tourism.domain) answers them with these functions; ``design`` is the study's
+# validated design, ``task`` one council task (its ``capacity`` is the decision).
+
+def study_check(design: Any) -> None:
+    """A council design on destinations: every closing checked with the stakeholders, decision, rules, k and
+    POIs (:func:`check_design`)."""
+    for closing in design.closing:
+        check_design(stakeholders=list(design.stakeholders), decision=design.decision, rules=list(design.mechanisms),
+                     closing=closing, k=design.k, pois=design.pois,   # scripted: the domain's own loop
+                     model=SCRIPTED if design.model_a.startswith("scripted") else design.model_a)
+
+
+def study_variants(design: Any) -> list[str]:
+    """One variant per design: its decision (flows or lists)."""
+    return [design.decision]
+
+
+def study_rules(design: Any) -> list[str]:
+    """Every rule of the design's decision."""
+    return list(rule_names(design.decision))
+
+
+def study_task_fields(design: Any, variant: str) -> dict[str, Any]:
+    """The destination's size, and k for lists."""
+    return {"pois": design.pois, "k": design.k if variant == "lists" else None}
+
+
+def study_key_config(task: Any) -> dict[str, Any]:
+    """What a task's key holds of its debate: the scripted loop's settings and the decision."""
+    return {"rounds": task.rounds, "closing": task.closing, "seed": task.seed, "decision": task.capacity, "k": task.k,
+            "temperature": task.temperature, "max_repairs": task.max_repairs, "max_tokens": task.max_tokens}
+
+
+def study_council(task: Any, rules: list[str], models: dict[str, Any], transcript: str | Path, **_: Any
+                  ) -> dict[str, Any]:
+    """One council task (:func:`council_task`): the record's outcome fields (``status``, ``error``, ``members``,
+    ``rows``, ``usage``, ``debate``, ``timing``)."""
+    live = not task.model.startswith("scripted")
+    out = council_task(destination_seed=task.cohort_seed, pois=int(task.pois), stakeholders=list(task.members),
+                       decision=task.capacity, k=int(task.k or 5), rounds=task.rounds, closing=task.closing,
+                       seed=task.seed, model=task.model if live else SCRIPTED,   # its own scripted loop
+                       rules=list(rules), transcript=transcript, models=models, max_tokens=task.max_tokens,
+                       temperature=task.temperature, max_repairs=task.max_repairs)
+    return dict(status=out["status"], error=out.get("error"), members=list(out["stakeholders"]), rows=out["rows"],
+                usage=out.get("usage") or {}, debate=out.get("debate") or {}, timing={})
+
+
+def study_rule_rows(task: Any, rules: list[str]) -> list[dict[str, Any]]:
+    """The rows of ``rules`` on a council task's destination (``task``: the task's dict)."""
+    return rule_rows(destination_seed=int(task["cohort_seed"]), pois=int(task["pois"]),
+                     stakeholders=list(task["members"]), decision=str(task["capacity"]), k=int(task["k"] or 5),
+                     seed=int(task["seed"]), rules=list(rules))
+
+
+def _flows_reply(d: Destination) -> str:
+    """A stand-in's reply on a destination: the shape of a real flows proposal (each group at one POI it finds
+    relevant in every slot, as the prompt asks), every amount 0 (valid: nothing can exceed a capacity). An
+    every-needed-entry form would list every POI in every slot, longer than ``max_tokens``; a real proposal
+    names one POI a slot."""
+    from fairarena.tourism.decisions import flows_problem
+
+    p = flows_problem(d)
+    slots = list(d.slots)
+    alloc: dict[str, dict[str, int]] = {}
+    for g, gid in enumerate(p.ids):
+        row: dict[str, int] = {}
+        for s in slots:
+            cols = [r for r, res in enumerate(p.resources) if res.endswith(f"@{s}")]
+            r = next((c for c in cols if p.needed[g, c]), cols[0])
+            row[p.resources[r]] = 0
+        alloc[gid] = row
+    return json.dumps({"allocation": alloc, "justification": "-", "critique": "-", "accept": True})
+
+
+def study_plan_debate(task: Any, standin: Any) -> tuple[str, str, Any]:
+    """``study plan``'s stand-in debate of a language-model council task: ``standin(reply)`` gives the
+    stand-in model answering ``reply``; returns ``(status, reply, stand-in)``. The study's debate: the
+    closing, rounds, seed and model settings of the task."""
+    from fairarena.tourism.arena import llm_negotiate
+
+    d = destination_of(task.cohort_seed, int(task.pois))
+    reply = _flows_reply(d)
+    st = standin(reply)
+    res = llm_negotiate(d, parse_stakeholders(list(task.members), "study.stakeholders"), task.model,
+                        rounds=task.rounds, closing=task.closing, seed=task.seed, models={task.model: st},
+                        max_tokens=task.max_tokens, temperature=task.temperature, max_repairs=task.max_repairs)
+    return res.status, reply, st
+
+
+def study_presets() -> dict[str, dict[str, Any]]:
+    """The study presets of destinations (the protocol's ``study_presets``): issue 15's tourism study -- the four
+    built-in stakeholder kinds (tourists as the family persona) on 50 seeded 40-POI destinations, negotiating
+    visitor flows through the arena; the joint drafted as the Nash bargaining solution (joint-draft,
+    docs/tourism.md), every rule beside it -- and its 3-destination, 20-POI form."""
+    tourism = dict(name="tourism", kind="council", domain="tourism", cohorts=50, first_cohort_seed=0,
+                   stakeholders=["tourists:family", "residents", "local-business", "destination"], decision="flows",
+                   pois=40, rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0],
+                   mechanisms=[])
+    return {"tourism": tourism, "tourism-small": dict(tourism, name="tourism-small", cohorts=3, pois=20)}
