@@ -48,11 +48,10 @@ PROBLEM_FILE_FORMS = {"is_problem_file": "fairarena.problems.domain:is_problem_f
                       "council": "fairarena.problems.cli:council_command",
                       "conflict": "fairarena.problems.cli:conflict_command",
                       "refuse": "fairarena.problems.cli:refuse",
-                      # what a council study on a problem file runs (fairarena.study.council)
-                      "council_profile": "fairarena.problems.run:council_profile",
-                      "rules": "fairarena.problems.run:council",
-                      "prepare_debate": "fairarena.problems.run:prepare_debate",
-                      "run_debate_on": "fairarena.problems.run:run_debate_on"}
+                      # the domain and its binding to a file (fairarena.study.design.file_problem; a study runs
+                      # through the domain's protocol members study_check, study_council, ...)
+                      "domain": "fairarena.problems.domain:FILE",
+                      "study_problem": "fairarena.problems.run:study_problem"}
 
 
 def problem_file_form(name: str) -> Any:
