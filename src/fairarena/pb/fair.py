@@ -68,7 +68,9 @@ def _first_max(keys: list[np.ndarray]) -> int:
 
 def _milp(c: np.ndarray, A: list[np.ndarray], lo: list[float], hi: list[float], integral: np.ndarray,
           ub: np.ndarray) -> np.ndarray:
-    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.optimize import Bounds, LinearConstraint
+
+    from fairarena.solver_console import milp
 
     res = milp(c, integrality=integral, bounds=Bounds(np.zeros(len(c)), ub),
                constraints=[LinearConstraint(np.array(A), lo, hi)] if A else None,
@@ -133,7 +135,9 @@ def _milp_rule(rule: str, coef: np.ndarray, costs: np.ndarray, budget: float) ->
                 row = np.concatenate([-coef[g] / a, np.eye(G)[g]])
                 A.append(row); lo.append(-np.inf); hi.append(np.log(a) - 1.0)
         ub = np.concatenate([np.ones(m), np.zeros(G)])
-        from scipy.optimize import Bounds, LinearConstraint, milp
+        from scipy.optimize import Bounds, LinearConstraint
+
+        from fairarena.solver_console import milp
 
         res = milp(c, integrality=np.concatenate([np.ones(m), np.zeros(G)]),
                    bounds=Bounds(np.concatenate([np.zeros(m), np.full(G, np.log(1e-4) - 10)]), ub),
