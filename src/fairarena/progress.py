@@ -7,8 +7,10 @@ pipe) one plain line every ``every`` seconds and one when the work is complete, 
     progress sweep paper (processes): 4,104/8,208 settings  50%  702 settings/s  5.8 s elapsed  about 6 s left
 
 ``every = 0`` prints a line at every update. Standard output is never touched, so ``--json`` documents stay
-one document; the commands make no progress at all with ``--json``. Commands take the interval as
-``--progress-every SECONDS`` (default 10), checked by :func:`check_every`.
+one document; the commands make no progress at all with ``--json`` (and ``2>/dev/null`` silences them
+otherwise). Commands take the interval as ``--progress-every SECONDS`` (default 10), checked by
+:func:`check_every`. A command whose work is one call that reports no steps (``tourism compare``) says every
+``every`` seconds that it is still working (:meth:`Progress.ticking`).
 
 :class:`Progress` counts steps of any unit (settings, rounds, rules); :class:`RunProgress` is a study run's
 (debates, failures, calls, tokens and each model server's level), used by ``fairarena study run``.
