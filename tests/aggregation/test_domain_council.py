@@ -160,3 +160,29 @@ def test_the_default_domain_named_gives_the_framework_council():
         for row in d["rows"]:
             row.pop("seconds")
     assert da == db and da["metrics"]["utilitarian"] == "esg"
+
+
+def _files(tmp_path, objectives):
+    seat = {"P0": {"seat": 1}, "P1": {"seat": 0}, "P2": {"seat": 0}}
+    other = {"P0": {"seat": 0}, "P1": {"seat": 1}, "P2": {"seat": 0}}
+    (tmp_path / "inst.json").write_text(json.dumps({"seed": 0}))
+    agents = [{"name": n, "objective": o, "allocation": a}
+              for n, o, a in zip(("a", "b", "c"), objectives, (seat, other, seat))]
+    (tmp_path / "props.json").write_text(json.dumps({"agents": agents}))
+    return ["--problem", str(tmp_path / "inst.json"), "--proposals", str(tmp_path / "props.json")]
+
+
+def test_run_scores_the_decision_with_the_domains_metrics(registered, tmp_path):
+    files = _files(tmp_path, ["rawlsian", "egalitarian", "rawlsian"])
+    r = CliRunner().invoke(app, ["aggregate", "run", *files, "--rule", "mean", "--domain", registered, "--json"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    # the coordinate-wise mean (2/3, 1/3, 0) repaired: P0 keeps the one whole seat; scored by the domain
+    assert doc["decision"]["allocation"] == {"P0": {"seat": 1}, "P1": {"seat": 0}, "P2": {"seat": 0}}
+    assert doc["metrics"] == {"seated": 1.0, "p0": 1.0, "feasible": True, "violations": []}
+
+
+def test_run_refuses_a_welfare_objective_on_a_problem_without_welfare_data(registered, tmp_path):
+    files = _files(tmp_path, ["utilitarian", "rawlsian", "rawlsian"])
+    r = CliRunner().invoke(app, ["aggregate", "run", *files, "--rule", "mean", "--domain", registered])
+    assert r.exit_code == 2 and r.output.startswith("error: survival = None") and len(r.output.splitlines()) == 1

@@ -18,13 +18,47 @@ aggregate_app = typer.Typer(name="aggregate", help="Social-choice aggregation of
 def _problem(path: Optional[Path]) -> Any:
     """The allocation problem of the instance file ``path`` of the default domain (a triage cohort file),
     read through the domain registry and protocol (``load_instance``, ``problem``); None without a path."""
-    if path is None:
-        return None
-    from fairarena.domains.protocol import load_instance
+    return _instance(path, None)[2]
+
+
+def _instance(path: Optional[Path], domain: Optional[str]) -> tuple[Any, Any, Any]:
+    """``(domain object or None, instance, problem)`` of the instance file ``path`` of ``domain`` (a
+    registered name or MODULE:OBJECT; None: the default domain, and None is returned for it so the
+    commands keep the allocation core's metrics); ``(domain, None, None)`` without a path."""
     from fairarena.domains.registry import DEFAULT_DOMAIN, resolve
 
-    domain = resolve(DEFAULT_DOMAIN)
-    return domain.problem(load_instance(domain, path))
+    dom = resolve(DEFAULT_DOMAIN if domain is None else domain, "--domain")
+    other = None if dom is resolve(DEFAULT_DOMAIN) else dom
+    if path is None:
+        return other, None, None
+    from fairarena.domains.protocol import load_instance
+
+    instance = load_instance(dom, path)
+    return other, instance, dom.problem(instance)
+
+
+def allocation_scores(problem: Any, x: Any, domain: Any = None, instance: Any = None) -> dict[str, Any]:
+    """The metrics ``aggregate run`` reports for an allocation: without ``domain`` the allocation core's
+    (:func:`fairarena.allocation.metrics.compute_metrics`, the default domain's); with one, its own
+    ``score(instance, x, problem)`` when it has that hook, else ``domain.evaluate`` of a valid allocation
+    with ``feasible`` and ``violations`` (:func:`fairarena.domains.protocol.violations_of`; an invalid
+    allocation gets only those two: a domain's metrics are defined on valid allocations)."""
+    import numpy as np
+
+    x = np.asarray(x, dtype=float)
+    if domain is None:
+        from fairarena.allocation.metrics import compute_metrics
+
+        return compute_metrics(problem, x)
+    own = getattr(domain, "score", None)
+    if callable(own):
+        return dict(own(instance, x, problem))
+    from fairarena.domains.protocol import violations_of
+
+    bad = violations_of(domain, instance, x, problem)
+    out: dict[str, Any] = {} if bad else {k: float(v) for k, v in domain.evaluate(instance, x).items()}
+    out.update(feasible=not bad, violations=bad)
+    return out
 
 
 @aggregate_app.command("rules")
@@ -48,14 +82,18 @@ def rules_cmd(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
     console.print(table)
 
 
-def run_result(problem: Any, data: Any, rule: str, seed: int, normalise: str, disagreement: str) -> dict[str, Any]:
-    """The ``aggregate run --json`` document (library call behind the command)."""
+def run_result(problem: Any, data: Any, rule: str, seed: int, normalise: str, disagreement: str, *,
+               domain: Any = None, instance: Any = None) -> dict[str, Any]:
+    """The ``aggregate run --json`` document (library call behind the command); ``domain`` and ``instance``
+    (another domain than the default) score the decision with that domain's metrics (:func:`allocation_scores`)."""
     import numpy as np
 
     from fairarena.aggregation.io import parse_proposals
     from fairarena.aggregation.rules import RULES, aggregate
-    from fairarena.allocation.metrics import compute_metrics
     from fairarena.allocation.problem import allocation_to_mapping
+
+    def compute_metrics(problem: Any, x: Any) -> dict[str, Any]:
+        return allocation_scores(problem, x, domain, instance)
     from fairarena.aggregation.stakeholders import evaluate
 
     RULES.check(rule)
@@ -99,6 +137,9 @@ def run_cmd(
                                   "achievable, default) or raw metric values."),
     disagreement: str = typer.Option("zero", "--disagreement", help="Nash/KS disagreement point: zero or proposals."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    domain: Optional[str] = typer.Option(None, "--domain", help="The domain of the --problem file (a registered "
+                                         "domain or MODULE:OBJECT; default the cohort files): its metrics score "
+                                         "the decision."),
 ) -> None:
     """Aggregate the agents' proposals with one rule; prints the decision, its evaluation and metrics."""
     from fairarena.aggregation.io import read_proposals
@@ -107,7 +148,8 @@ def run_cmd(
     check_seed(seed)
     RULES.check(rule)
     data = read_proposals(proposals)
-    out = run_result(_problem(problem), data, rule, seed, normalise, disagreement)
+    dom, instance, prob = _instance(problem, domain)
+    out = run_result(prob, data, rule, seed, normalise, disagreement, domain=dom, instance=instance)
     if as_json:
         emit_json(out)
         return
@@ -387,6 +429,8 @@ def evaluate_cmd(
                                   "aggregate run --json."),
     agents: Path = typer.Option(..., "--agents", help="Agents JSON (the proposals file format)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+    domain: Optional[str] = typer.Option(None, "--domain", help="The domain of the --problem file (a registered "
+                                         "domain or MODULE:OBJECT; default the cohort files)."),
 ) -> None:
     """Stakeholder-centric evaluation of a collective decision for the agents that shaped it."""
     from fairarena.aggregation.io import parse_proposals, read_proposals
@@ -394,7 +438,7 @@ def evaluate_cmd(
     from fairarena.errors import InputError
     from fairarena.aggregation.stakeholders import evaluate
 
-    prob = _problem(problem)
+    prob = _instance(problem, domain)[2]
     if prob is None:
         raise InputError("--problem", None, "a cohort file (the decision is an allocation)")
     profile = parse_proposals(read_proposals(agents, "agents"), prob)

@@ -89,7 +89,7 @@ def _range(problem: AllocationProblem, name: str) -> tuple[float, float]:
     if METRICS.get(obj.metric).milp in ("linear", "min"):   # maximised, non-negative, 0 when nobody is served
         solver = next(f for f in FRAMEWORKS.values() if f.metric == obj.metric).solve  # the metric's exact optimum
         best_x = solver(problem)
-        best = float(compute_metrics_batch(problem, best_x[None])[obj.metric][0])
+        best = float(compute_metrics_batch(problem, best_x[None], keys=[obj.metric])[obj.metric][0])
         return 0.0, best
     if obj.metric == "gini_cnss":
         fits = problem.needed & (problem.capacity[None, :] >= np.maximum(problem.threshold, 1e-12) - 1e-9)
@@ -116,8 +116,9 @@ def utility_range(problem: AllocationProblem, name: str) -> tuple[float, float]:
 
 def raw_values(problem: AllocationProblem, names: list[str], xs: np.ndarray) -> np.ndarray:
     """Metric values ``(N, K)`` of ``K`` allocations ``xs (K, n, R)`` for agents with objectives ``names``."""
-    batch = compute_metrics_batch(problem, np.asarray(xs, dtype=float))
-    return np.stack([np.asarray(batch[OBJECTIVES.get(nm).metric], dtype=float) for nm in names])
+    metrics = [OBJECTIVES.get(nm).metric for nm in names]
+    batch = compute_metrics_batch(problem, np.asarray(xs, dtype=float), keys=dict.fromkeys(metrics))
+    return np.stack([np.asarray(batch[m], dtype=float) for m in metrics])
 
 
 def utilities(problem: AllocationProblem, names: list[str], xs: np.ndarray, normalise: str = "range") -> np.ndarray:

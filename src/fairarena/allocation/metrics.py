@@ -140,14 +140,18 @@ def metrics_with_form(*forms: str) -> tuple[str, ...]:
 METRIC_KEYS: tuple[str, ...] = tuple(METRICS)
 
 
-def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None) -> dict[str, np.ndarray]:
-    """Metrics for a stack of allocations ``(B, n, R)``: each key of :data:`METRICS` maps to a ``(B,)``
-    array, ``cnss`` to ``(B, n)``, ``feasible`` to ``(B,)`` bools. One pass, no Python loop over B."""
+def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None,
+                          keys: Any = None) -> dict[str, np.ndarray]:
+    """Metrics for a stack of allocations ``(B, n, R)``: each key of :data:`METRICS` (or only ``keys``)
+    maps to a ``(B,)`` array, ``cnss`` to ``(B, n)``, ``feasible`` to ``(B,)`` bools. One pass, no Python
+    loop over B. A metric that reads welfare data the problem lacks refuses it (InputError naming the
+    field): ``keys`` asks only for the metrics a caller needs (e.g. ``rmg`` of any allocation problem)."""
     x = np.asarray(x, dtype=float)
     if x.ndim != 3 or x.shape[1:] != (problem.n, problem.n_resources):
         raise InputError("allocations", x.shape, f"shape (B, {problem.n}, {problem.n_resources})")
     c = need_satisfaction(problem, x, cnss)
-    out: dict[str, np.ndarray] = {k: np.asarray(m.fn(problem, x, c)) for k, m in METRICS.items()}
+    wanted = METRICS if keys is None else {k: METRICS.get(k) for k in keys}
+    out: dict[str, np.ndarray] = {k: np.asarray(m.fn(problem, x, c)) for k, m in wanted.items()}
     out["cnss"] = c
     out["feasible"] = np.asarray(is_feasible(problem, x))
     return out
