@@ -1,10 +1,9 @@
 """The deliberation arena: agents aligned by retrieval to an ethical framework (or baseline, or
 adversarial research profiles) negotiate allocations over structured rounds — two or more participants,
-on any allocation problem a domain adapter describes (triage first).
+on any allocation problem a domain plug-in describes (:mod:`fairarena.domains`; the arena names none).
 
->>> from fairarena.triage import sample_cohort
->>> from fairarena.arena import build_agent, run_debate, DebateConfig
->>> c = sample_cohort(1, "tight")
+>>> from fairarena.arena import build_agent, default_domain, run_debate, DebateConfig
+>>> c = default_domain().sample(1, "tight")
 >>> a = build_agent("A", "aligned:rawlsian", "scripted", c)
 >>> b = build_agent("B", "baseline", "scripted", c)
 >>> run_debate(c, a, b, DebateConfig(rounds=3)).feasible["joint"]
@@ -27,6 +26,10 @@ _LAZY = {
     "DOMAINS": "fairarena.arena.domain",
     "Domain": "fairarena.arena.domain",
     "TRIAGE": "fairarena.arena.domain",
+    "default_domain": "fairarena.arena.domain",
+    "ObjectiveNegotiator": "fairarena.arena.negotiator",
+    "AgentProfile": "fairarena.arena.profiles",
+    "ParticipantProfile": "fairarena.arena.profiles",
     "closing_rules": "fairarena.arena.closing",
     "get_closing_rule": "fairarena.arena.closing",
     "register_closing_rule": "fairarena.arena.closing",
@@ -68,7 +71,7 @@ __all__ = [
     "default_rag_dir", "get_closing_rule", "parse_agent", "parse_proposal", "proportional_allocation",
     "proposal_schema", "read_transcript", "recompute_metrics", "register_closing_rule", "register_mechanism",
     "render_cohort", "repair_to_feasible", "run_debate", "validate_mapping", "participant_objective",
-    "council_debate",
+    "council_debate", "default_domain", "ObjectiveNegotiator", "AgentProfile", "ParticipantProfile",
 ]
 
 

@@ -13,13 +13,12 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
-from fairarena.arena.negotiator import Negotiator
+from fairarena.arena.negotiator import ObjectiveNegotiator
 from fairarena.arena.profiles import Profile, parse_agent
 from fairarena.arena.protocol import Agent
 from fairarena.errors import InputError
 from fairarena.llm import ScriptedChatModel, build_model, parse_model_spec
 from fairarena.llm.wrappers import UsageMeter
-from fairarena.triage import Cohort
 
 RAG_MODES = ("auto", "on", "off")
 
@@ -62,20 +61,42 @@ def rag_unavailable() -> str | None:
     return None
 
 
-def build_agent(name: str, agent: str | Profile, model: str, cohort: Cohort, *, cache: str | Path | None = None,
+def scripted_negotiator(domain: Any, instance: Any, profile: Profile, problem: Any) -> Any:
+    """The scripted negotiator of ``profile`` on ``instance``: the domain's own (``scripted_negotiator``, e.g.
+    the need-satisfaction negotiator of triage), else the objective negotiator
+    (:class:`fairarena.arena.negotiator.ObjectiveNegotiator`) of the domain participant the profile is
+    aligned to (``aligned:<participant>``; or a :class:`ParticipantProfile`)."""
+    own = getattr(domain, "scripted_negotiator", None)
+    if callable(own):
+        return own(instance, profile, problem)
+    everyone = list(domain.participants(instance))
+    want = getattr(profile, "participant", None) or profile.framework
+    match = [p for p in everyone if p.name == want]
+    if not match:
+        raise InputError("agent", profile.name, f"a profile aligned to a participant of domain {domain.name!r} "
+                         f"({', '.join(p.name for p in everyone)}) for the scripted negotiator")
+    return ObjectiveNegotiator(domain, instance, match[0], everyone, problem)
+
+
+def build_agent(name: str, agent: str | Profile, model: str, cohort: Any, *, cache: str | Path | None = None,
                 offline: bool = False, rag: str = "auto", rag_dir: str | Path | None = None,
                 embedder: str = "minilm", corpus_dirs: list[str | Path] = (), models: dict[str, Any] | None = None,
                 max_calls: int | None = None, max_tokens: int | None = None, retries: int = 5,
-                **backend_opts: Any) -> Agent:
-    """``models`` shares one built model per spec between the agents of a debate (one GGUF load)."""
+                domain: Any = None, **backend_opts: Any) -> Agent:
+    """``models`` shares one built model per spec between the agents of a debate (one GGUF load).
+    ``cohort``: the instance of ``domain`` (default the registry's default domain); the scripted model
+    plays the profile with :func:`scripted_negotiator`."""
+    from fairarena.arena.domain import default_domain
+
+    domain = default_domain() if domain is None else domain
     profile = agent if isinstance(agent, Profile) else parse_agent(agent)
     if rag not in RAG_MODES:
         raise InputError("rag", rag, f"one of {', '.join(RAG_MODES)}")
     spec = parse_model_spec(model)
-    problem = cohort.to_problem()
+    problem = domain.problem(cohort)
     negotiator = None
     if spec.backend == "scripted" and spec.model == "negotiator":
-        negotiator = Negotiator(problem, profile, cohort=cohort)
+        negotiator = scripted_negotiator(domain, cohort, profile, problem)
         chat: Any = UsageMeter(ScriptedChatModel(negotiator, name="negotiator"))
     else:
         key = str(spec)

@@ -20,9 +20,9 @@ def check_scripted_cohort(seed: int, capacity: str = "standard", opponents: tupl
     from fairarena.arena.agents import build_agent
     from fairarena.arena.protocol import DebateConfig
     from fairarena.arena.result import run_debate
-    from fairarena.triage import sample_cohort
+    from fairarena.arena.domain import default_domain
 
-    cohort = sample_cohort(seed, capacity)
+    cohort = default_domain().sample(seed, capacity)   # the default domain's cohort of the seed
     bad: list[dict[str, Any]] = []
     for fw in FRAMEWORKS:
         for opp in opponents:

@@ -11,7 +11,16 @@ from rich.table import Table
 
 from fairarena.cli_common import cli_errors, console, emit_json, fail
 
-ROW_METRICS = (("esg", "ESG"), ("rmg", "RMG"), ("var", "Var"), ("dw_esg", "DW-ESG"), ("vwci", "VWCI"), ("gini", "Gini"))
+
+
+def row_metrics(domain: Any = None) -> tuple[tuple[str, str, str], ...]:
+    """The table's metric columns, ``(key, label, direction)``: every metric of the domain's specs, in its
+    order (default: the registry's default domain)."""
+    from fairarena.arena.domain import default_domain
+    from fairarena.domains.protocol import metric_specs
+
+    specs = metric_specs(default_domain() if domain is None else domain)
+    return tuple((k, m.label, m.direction) for k, m in specs.items())
 
 
 RagMode = Enum("RagMode", {k: k for k in ("auto", "on", "off")}, type=str)  # type: ignore[misc]
@@ -28,7 +37,8 @@ def prepare_debate(*, cohort_file: Path | None, seed: int, capacity: str, agents
     from fairarena.arena.agents import RAG_MODES, rag_unavailable, resolve_participants
     from fairarena.cli_common import check_seed
     from fairarena.errors import InputError
-    from fairarena.triage import load_cohort, sample_cohort
+    from fairarena.arena.domain import default_domain
+    from fairarena.domains.protocol import load_instance
 
     check_seed(seed)
     config = DebateConfig(rounds=rounds, max_repairs=max_repairs, closing=closing, seed=seed,
@@ -42,7 +52,8 @@ def prepare_debate(*, cohort_file: Path | None, seed: int, capacity: str, agents
         raise InputError("rag", rag, f"the rag extra: pip install 'fairarena[rag]' ({missing})")
     if max_calls is not None and (isinstance(max_calls, bool) or not isinstance(max_calls, int) or max_calls < 1):
         raise InputError("max-calls", max_calls, "a positive integer")
-    cohort = load_cohort(cohort_file) if cohort_file is not None else sample_cohort(seed, capacity)
+    domain = default_domain()   # a cohort file or a sampled cohort: the default domain's instance
+    cohort = load_instance(domain, cohort_file) if cohort_file is not None else domain.sample(seed, capacity)
     return {"config": config, "participants": participants, "cohort": cohort, "cohort_file": cohort_file,
             "seed": seed, "capacity": capacity, "rag": rag, "max_calls": max_calls}
 
@@ -103,7 +114,7 @@ def run_cli_debate(*, out: Path | None = None, rag_dir: Path | None = None, corp
 
 
 def _fmt(m: dict[str, Any] | None, key: str) -> str:
-    return "-" if not m else f"{m[key]:.3f}"
+    return "-" if not m or key not in m else f"{m[key]:.3f}"
 
 
 def _keyed(doc: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -119,7 +130,8 @@ def print_table(doc: dict[str, Any]) -> None:
     table = Table(title=f"debate: {title}")
     table.add_column("round", no_wrap=True)
     table.add_column("agent", no_wrap=True)
-    for _, label in ROW_METRICS:
+    columns = row_metrics()
+    for _, label, _ in columns:
         table.add_column(label, justify="right", no_wrap=True)
     table.add_column("ok", no_wrap=True)
     table.add_column("rep", justify="right", no_wrap=True)
@@ -128,16 +140,18 @@ def print_table(doc: dict[str, Any]) -> None:
             if k not in row:
                 continue
             s = row[k]
-            table.add_row(str(row["round"]), a["name"], *(_fmt(s["metrics"], key) for key, _ in ROW_METRICS),
+            table.add_row(str(row["round"]), a["name"], *(_fmt(s["metrics"], key) for key, _, _ in columns),
                           "yes" if s["feasible"] else "[red]no[/]", str(s["repairs"]))
     for k, label in [(k, a["name"]) for k, a in keyed] + [("joint", "joint")]:
         if k in doc["final"]:
             m = doc["metrics"].get(k)
-            table.add_row("final", label, *(_fmt(m, key) for key, _ in ROW_METRICS),
+            table.add_row("final", label, *(_fmt(m, key) for key, _, _ in columns),
                           "yes" if doc["feasible"].get(k) else "[red]no[/]",
                           str(doc["final"][k].get("repairs", "")))
     console.print(table)
-    console.print("ESG, RMG, DW-ESG, VWCI: higher is better; Var, Gini: lower is better.")
+    higher = ", ".join(label for _, label, d in columns if d == "max")
+    lower = ", ".join(label for _, label, d in columns if d == "min")
+    console.print(f"{higher}: higher is better; {lower}: lower is better.")
     j = doc["final"].get("joint")
     if j:
         console.print(f"joint ({j['rule']}): {j['note']}")
@@ -173,7 +187,7 @@ def register(app: typer.Typer) -> None:
                                                "stakeholder); docs/domains.md, 'A domain in a file'."),
         seed: int = typer.Option(0, "--seed", help="Cohort seed (when no --cohort) and debate seed."),
         capacity: str = typer.Option("tight", "--capacity", help="Capacity variant for a sampled cohort "
-                                     "(see fairarena triage cohort --help)."),
+                                     "(see the cohort command's --help)."),
         rounds: int = typer.Option(3, "--rounds", help="Debate rounds (1-50)."),
         closing: str = typer.Option("joint-draft", "--closing", help="Closing rule: joint-draft, mean-repair, dialectical, "
                                     "or any aggregation rule (fairarena aggregate rules); see fairarena.arena.CLOSING_RULES."),
@@ -196,13 +210,13 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's files in --out."),
         as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     ) -> None:
-        """Two or more agents negotiate a triage allocation over rounds; prints each round's metrics and the joint final."""
+        """Two or more agents negotiate an allocation of a cohort over rounds; prints each round's metrics and the joint final."""
         import contextlib
 
         from fairarena.fsutil import output_folder
 
+        from fairarena.arena.domain import default_domain
         from fairarena.errors import InputError
-        from fairarena.triage.cohort import CAPACITY_VARIANTS
 
         for spec in model:   # an empty default spec would otherwise fall back to the scripted model
             if not spec.strip():
@@ -219,8 +233,9 @@ def register(app: typer.Typer) -> None:
                                                share=share, revisions=revisions, max_repairs=max_repairs, seed=seed,
                                                temperature=temperature, max_tokens=max_tokens, max_calls=max_calls,
                                                cache=cache, offline=offline, out=out, force=force, as_json=as_json)
-        if capacity not in CAPACITY_VARIANTS:  # checked here too: with --cohort it is otherwise unused
-            raise InputError("capacity", capacity, f"one of {', '.join(CAPACITY_VARIANTS)}")
+        variants = tuple(getattr(default_domain(), "variants", ()))
+        if capacity not in variants:  # checked here too: with --cohort it is otherwise unused
+            raise InputError("capacity", capacity, f"one of {', '.join(variants)}")
         # every option is validated (and the cohort read) before the output folder is touched
         plan = prepare_debate(cohort_file=cohort_file, seed=seed, capacity=capacity, agents=agent,
                               agent_a=agent_a, agent_b=agent_b, models=model, model_b=model_b, rounds=rounds,

@@ -1,4 +1,4 @@
-"""The council debate: six agents, one aligned to each ethical framework, deliberate on one triage cohort;
+"""The council debate: six agents, one aligned to each ethical framework, deliberate on one cohort;
 the debate's joint decision then joins the council table of :func:`fairarena.aggregation.council.council`
 as one more row beside every aggregation rule (the same cohort, the same scoring).
 
@@ -62,10 +62,10 @@ def council_debate(seed: int = 0, capacity: str = "standard", *, closing: str = 
 
     cfg = DebateConfig(rounds=rounds, closing=closing, seed=seed if debate_seed is None else debate_seed,
                        **config)   # validated before any work
-    if cohort is None:
-        from fairarena.triage import sample_cohort
+    if cohort is None:   # the default domain's instance of the seed (a triage cohort)
+        from fairarena.arena.domain import default_domain
 
-        cohort = sample_cohort(seed, capacity)
+        cohort = default_domain().sample(seed, capacity)
     problem = cohort.to_problem()
     res = run_debate(cohort, council_agents(cohort, model, frameworks, **(build or {})), cfg, transcript=transcript,
                      header=header)

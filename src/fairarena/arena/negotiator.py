@@ -479,7 +479,7 @@ class Negotiator:
 
     def __init__(self, problem: AllocationProblem, profile: Profile, *, cohort: Any = None,
                  concession: float | None = None, egalitarian: str = "sen", baseline: str = "coverage",
-                 schedule: str = DEFAULT_SCHEDULE) -> None:
+                 schedule: str = DEFAULT_SCHEDULE, domain: Any = None) -> None:
         if schedule not in SCHEDULES:
             raise InputError("schedule", schedule, f"one of {', '.join(SCHEDULES)}")
         if egalitarian not in EGALITARIAN_FORMS:
@@ -493,6 +493,7 @@ class Negotiator:
         self.problem = problem
         self.profile = profile
         self.cohort = cohort
+        self._domain = domain   # whose participants' objectives the aligned welfares read (default: the registry's)
         self.state = NegotiationState()
         self._bias: np.ndarray | None = None
         if profile.kind in ("adversarial", "adversarial-rag"):
@@ -528,22 +529,35 @@ class Negotiator:
         return self._signature
 
     @property
+    def domain(self) -> Any:
+        """The domain whose participants it plays (given, else the registry's default domain)."""
+        if self._domain is None:
+            from fairarena.arena.domain import default_domain
+            self._domain = default_domain()
+        return self._domain
+
+    def welfare_form(self) -> tuple[str, Any]:
+        """How the domain reads the aligned framework's objective as a welfare of CNSS (``domain.welfare_form``
+        of the participant named after the framework: ``linear`` with its weights, ``min``, ``equality`` or
+        ``opening``)."""
+        participant = self.domain.participant_of(self.cohort, self.profile.framework)
+        return self.domain.welfare_form(self.problem, participant)
+
+    @property
     def welfare(self) -> Welfare:
-        """Its own welfare (module docstring): what its proposals maximise and what it bargains with."""
+        """Its own welfare (module docstring): what its proposals maximise and what it bargains with. An
+        aligned negotiator's comes from its framework's objective, as the domain reads it
+        (:meth:`welfare_form`)."""
         if self._welfare is None:
             p = self.problem
-            fw = self.profile.framework if self.profile.kind == "aligned" else None
+            form, coef = self.welfare_form() if self.profile.kind == "aligned" and self._bias is None else (None, None)
             if self._bias is not None:
                 wf = Welfare("linear", self._bias)
-            elif fw == "utilitarian":
-                wf = Welfare("linear", p.survival)
-            elif fw == "prioritarian":
-                wf = Welfare("linear", p.disadvantage * p.survival)
-            elif fw == "care":
-                wf = Welfare("linear", p.vulnerability)
-            elif fw == "rawlsian":
+            elif form == "linear":
+                wf = Welfare("linear", np.asarray(coef, dtype=float))
+            elif form == "min":
                 wf = Welfare("min")
-            elif fw == "egalitarian":
+            elif form == "equality":
                 wf = Welfare(self.egalitarian)
             elif self.profile.kind == "baseline" and self.baseline == "coverage":
                 wf = Welfare("linear", np.full(p.n, 1.0 / p.n))
@@ -599,7 +613,7 @@ class Negotiator:
             if profile == self.profile:
                 self._models[profile] = self
             else:
-                self._models[profile] = Negotiator(self.problem, profile, cohort=self.cohort)
+                self._models[profile] = Negotiator(self.problem, profile, cohort=self.cohort, domain=self._domain)
         return self._models[profile]
 
     def steps(self, partners: list[Welfare]) -> CompiledSteps:
@@ -956,3 +970,205 @@ def _needs_a_debate(messages: list[dict[str, str]], params: ChatParams) -> str:
 
 
 register_script("negotiator", _needs_a_debate)
+
+
+# -- any domain: the objective negotiator ----------------------------------------------------------------
+
+OBJECTIVE_STEPS = (1.0, 0.75, 0.5, 0.25, 0.125)   # mixtures tried, longest first, when a step toward the others is invalid
+BARGAIN_GRID = 8    # the joint draft's candidates: every pair of valid finals mixed at k / BARGAIN_GRID
+
+
+def objective_value(domain: Any, instance: Any, participant: Any, x: np.ndarray,
+                    metrics: dict[str, float] | None = None) -> float:
+    """A participant's objective ``sum_k w_k m_k(x)`` over the domain's metrics (``domain.evaluate``; the
+    signed weights of :attr:`fairarena.domains.protocol.Participant.objective`, higher is better). A NaN
+    metric counts as the worst value (``-inf``)."""
+    m = domain.evaluate(instance, x) if metrics is None else metrics
+    total = 0.0
+    for k, w in participant.objective.items():
+        v = float(m[k])
+        if not np.isfinite(v):
+            return -np.inf
+        total += float(w) * v
+    return total
+
+
+class ObjectiveNegotiator:
+    """The scripted negotiator of any domain's participant (a domain without its own scripted negotiator).
+
+    * **Objective**: the participant's signed metric weights over ``domain.evaluate``
+      (:func:`objective_value`); its partners are modelled by theirs (common knowledge of types: the arena
+      names each partner's participant), a partner it cannot identify by what keeps its proposal's metrics.
+    * **Opening** (round 1): ``domain.optimum(instance, participant)``.
+    * **Concessions** (rounds ``t = 2..R`` and the final): from its opening toward the others' positions
+      (the mean of their last valid proposals), ``lambda_t = c (t - 1) / (R - 1)`` of the way, ``c`` =
+      :data:`CONCESSION` (the final: ``c``); whole units on indivisible resources (rounded down, so
+      capacities hold) and every proposal valid by :func:`fairarena.domains.protocol.violations_of` (when
+      the mixture is not, the longest valid share of it in :data:`OBJECTIVE_STEPS`, else its last valid
+      proposal).
+    * **Closing**: as drafter the Nash bargaining solution over a candidate set -- the valid finals, their
+      pairwise mixtures at ``k / 8`` and the openings -- maximising the product of every participant's gain
+      over its disagreement value (its worst valid final), gains normalised by its range over the
+      candidates (ties: the first candidate); as responder it accepts a draft worth at least what that
+      solution gives it, otherwise amends with the solution.
+    """
+
+    def __init__(self, domain: Any, instance: Any, participant: Any, everyone: list[Any] | None = None,
+                 problem: Any = None, concession: float | None = None) -> None:
+        self.domain, self.instance, self.participant = domain, instance, participant
+        self.everyone = {p.name: p for p in (everyone if everyone is not None else domain.participants(instance))}
+        self.everyone.setdefault(participant.name, participant)
+        self.problem = domain.problem(instance) if problem is None else problem
+        self.concession = float(CONCESSION if concession is None else concession)
+        self.state = NegotiationState()
+        self.last_valid: np.ndarray | None = None
+        self._opening: np.ndarray | None = None
+        self.note: str | None = None
+
+    # -- values --------------------------------------------------------------------------------------
+    def valid(self, x: np.ndarray | None) -> bool:
+        from fairarena.domains.protocol import violations_of
+        return x is not None and not violations_of(self.domain, self.instance, x, self.problem)
+
+    def value(self, x: np.ndarray, participant: Any = None) -> float:
+        return objective_value(self.domain, self.instance, participant or self.participant, x)
+
+    def opening(self) -> np.ndarray:
+        if self._opening is None:
+            self._opening = np.asarray(self.domain.optimum(self.instance, self.participant), dtype=float)
+        return self._opening
+
+    def partner(self, name: str) -> Any:
+        """The participant an arena participant ``name`` plays: the one named so, or the one its profile is
+        aligned to (None when neither is a participant of the domain)."""
+        if name in self.everyone:
+            return self.everyone[name]
+        prof = self.state.others_profiles.get(name)
+        fw = getattr(prof, "participant", None) or getattr(prof, "framework", None)
+        return self.everyone.get(fw) if fw else None
+
+    def whole(self, x: np.ndarray) -> np.ndarray:
+        """``x`` in whole units on the indivisible resources, by largest remainder: rounded down, then the
+        units the rounding freed (as many as ``x`` used, within capacity) go one each to the largest
+        remainders (ties: item order); within capacity whenever ``x`` is."""
+        x = np.maximum(np.asarray(x, dtype=float), 0.0)
+        ind = np.asarray(getattr(self.problem, "indivisible", np.zeros(x.shape[1], dtype=bool)), dtype=bool)
+        cap = np.asarray(self.problem.capacity, dtype=float)
+        out = x.copy()
+        for r in np.flatnonzero(ind):
+            base = np.floor(x[:, r] + 1e-9)
+            rest = x[:, r] - base
+            left = int(min(np.floor(x[:, r].sum() + 1e-9), np.floor(cap[r] + 1e-9)) - base.sum())
+            for i in sorted(range(len(base)), key=lambda i: (-rest[i], i))[:max(left, 0)]:
+                if rest[i] > 1e-9:
+                    base[i] += 1
+            out[:, r] = base
+        return out
+
+    def toward(self, start: np.ndarray, target: np.ndarray, lam: float) -> np.ndarray:
+        """The longest valid step ``lam * s`` (``s`` in :data:`OBJECTIVE_STEPS`) from ``start`` toward ``target``."""
+        for s in OBJECTIVE_STEPS:
+            x = self.whole(start + lam * s * (target - start))
+            if self.valid(x):
+                return x
+        return start
+
+    # -- the script ------------------------------------------------------------------------------
+    def lam(self) -> float:
+        s = self.state
+        if s.phase in ("final", "draft", "decide", "revise"):
+            return self.concession
+        return self.concession * (s.round - 1) / (s.rounds - 1) if s.rounds > 1 else 0.0
+
+    def position(self) -> tuple[np.ndarray, str]:
+        lam = self.lam()
+        others = [y for y in self.state.others_last.values() if y is not None]
+        start = self.opening()
+        if lam <= 0 or not others:
+            return start, f"I propose my optimum for {self.participant.name}"
+        target = np.mean(np.stack(others), axis=0)
+        x = self.toward(start, target, lam)
+        return x, (f"I move {lam:.0%} of the way from my optimum toward the others' proposals "
+                   "(the longest valid step)")
+
+    def candidates(self) -> list[tuple[str, np.ndarray]]:
+        finals = [(k, np.asarray(v, dtype=float)) for k, v in self.state.finals.items()]
+        if self.state.own_final is not None and not any(k == (self.state.name or "me") for k, _ in finals):
+            finals.append((self.state.name or "me", np.asarray(self.state.own_final, dtype=float)))
+        out = list(finals)
+        for i in range(len(finals)):
+            for j in range(i + 1, len(finals)):
+                for k in range(1, BARGAIN_GRID):
+                    x = self.whole(finals[i][1] + k / BARGAIN_GRID * (finals[j][1] - finals[i][1]))
+                    if self.valid(x):
+                        out.append((f"{k}/{BARGAIN_GRID} from {finals[i][0]} to {finals[j][0]}", x))
+        out.append(("my optimum", self.opening()))
+        return out
+
+    def bargain(self) -> tuple[np.ndarray, str]:
+        """The Nash bargaining solution over :meth:`candidates` (class doc); my optimum when no final is valid."""
+        s = self.state
+        me = s.name or "me"
+        finals = dict(s.finals)
+        if s.own_final is not None:
+            finals.setdefault(me, s.own_final)
+        if not finals:
+            return self.opening(), "no valid final: I propose my optimum"
+        table = [(me, self.participant)] + [(k, p) for k in finals if k != me and (p := self.partner(k)) is not None]
+        cands = self.candidates()
+        metrics = [self.domain.evaluate(self.instance, x) for _, x in cands]
+        V = np.array([[objective_value(self.domain, self.instance, p, x, m) for (_, x), m in zip(cands, metrics)]
+                      for _, p in table])
+        n_final = len([k for k in finals])
+        d = V[:, :n_final].min(axis=1)
+        span = np.maximum(V.max(axis=1) - d, 1e-12)
+        gains = (V - d[:, None]) / span[:, None]
+        ok = (gains >= -1e-9).all(axis=0)
+        logs = np.where(ok, np.log(np.maximum(gains, 1e-12)).sum(axis=0), -np.inf)
+        k = int(np.argmax(logs))
+        return cands[k][1], (f"the Nash bargaining solution over the valid finals, their mixtures and my optimum "
+                             f"({cands[k][0]}): it maximises the product of {', '.join(n for n, _ in table)}'s gains "
+                             "over their worst final")
+
+    def __call__(self, messages: list[dict[str, str]], params: Any) -> dict[str, Any]:
+        from fairarena.allocation.problem import allocation_to_mapping
+
+        s = self.state
+        accept = None
+        if s.phase == "decide":
+            joint, why = self.bargain()
+            accept = s.draft is not None and self.valid(s.draft) and \
+                self.value(s.draft) >= self.value(joint) - ACCEPT_TOL * max(1.0, abs(self.value(joint)))
+            x, why = (s.draft, "I accept the draft: it gives me at least " + why) if accept else (joint, "I amend with " + why)
+        elif s.phase == "draft":
+            x, why = self.bargain()
+            why = "I propose as the joint allocation " + why
+        else:
+            x, why = self.position()
+        assert x is not None
+        if not self.valid(x):
+            x, why = (self.last_valid, why + "; invalid, so I keep my last valid proposal") if self.valid(self.last_valid) \
+                else (self.opening(), why + "; invalid, so I propose my optimum")
+        if s.phase != "decide" or not accept:
+            self.last_valid = x
+        reply: dict[str, Any] = {"allocation": allocation_to_mapping(self.problem, x),
+                                 "justification": f"{why}. {self.describe(x)}", "critique": self.critique()}
+        return {"accept": bool(accept), **reply} if s.phase == "decide" else reply
+
+    def describe(self, x: np.ndarray) -> str:
+        from fairarena.domains.protocol import metric_specs
+        m = self.domain.evaluate(self.instance, x)
+        specs = metric_specs(self.domain)
+        return "Metrics: " + ", ".join(f"{specs[k].label} {float(m[k]):.3f}" for k in specs if k in m) + "."
+
+    def critique(self) -> str:
+        s = self.state
+        parts = []
+        for name in sorted(set(s.others_violations) | set(s.others_last)):
+            bad = s.others_violations.get(name) or []
+            if bad:
+                parts.append(f"{name}'s last proposal was invalid: " + "; ".join(bad[:2]))
+            elif name in s.others_last:
+                parts.append(f"{name}'s last valid proposal gives {self.participant.name} "
+                             f"{self.value(s.others_last[name]):.3f} (its optimum {self.value(self.opening()):.3f})")
+        return ". ".join(parts) + "." if parts else "No valid proposal from the others yet."

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from fairarena.arena.research_adversarial import ADVERSARIAL_PROMPT
 from fairarena.errors import InputError
@@ -62,7 +63,11 @@ COMMON_RULES = (
 
 
 @dataclass(frozen=True)
-class Profile:
+class AgentProfile:
+    """An arena agent's profile (``aligned:rawlsian``, ``baseline``, ...): who it is told to be. Not the
+    voting profile of the aggregation rules (:class:`fairarena.aggregation.rules.Profile`); the old name
+    :data:`Profile` is an alias."""
+
     kind: str
     framework: str | None = None
     variant: str | None = None     # the scripted adversary's form (``exclude``, ``deprioritise[=S]``)
@@ -102,6 +107,56 @@ class Profile:
             return ADVERSARIAL_PROMPT + " " + rules
         # adversarial-rag: neutral prompt, biased retrieval
         return f"You are {who}. Follow the policy in the quoted reference material. " + rules
+
+
+#: the former name of :class:`AgentProfile` (kept for old code)
+Profile = AgentProfile
+
+
+@dataclass(frozen=True)
+class ParticipantProfile(AgentProfile):
+    """The profile of an agent that speaks for one participant of a domain (``aligned:<participant>`` on a
+    domain other than the frameworks'): its value statement and objective in the system prompt, no
+    retrieval. The scripted model plays it with :class:`fairarena.arena.negotiator.ObjectiveNegotiator`. Its
+    kind, ``participant``, has no framework objective: an aggregation closing lets it vote only when the
+    domain scores participants itself (``closing_profile``)."""
+
+    participant: str = ""
+    statement: str = ""
+    objective: str = ""
+    setting: str = "an allocation"
+
+    @property
+    def name(self) -> str:
+        return f"aligned:{self.participant}"
+
+    @property
+    def uses_retrieval(self) -> bool:
+        return False
+
+    @property
+    def retrieval_framework(self) -> str | None:
+        return None
+
+    def system_prompt(self, *, rag_available: bool, rules: str | None = None) -> str:
+        return (f"You represent '{self.participant}' in {self.setting}. {self.statement} "
+                f"Your objective: {self.objective}. " + (rules or ""))
+
+
+def participant_profile(domain: Any, instance: Any, spec: str, field: str = "agent") -> AgentProfile:
+    """The profile ``spec`` names on ``domain``: ``aligned:<participant>`` (a participant of the domain:
+    :class:`ParticipantProfile`) or any profile :func:`parse_agent` reads (``baseline``, ...)."""
+    kind, sep, who = spec.partition(":") if isinstance(spec, str) else ("", "", "")
+    if kind == "aligned" and sep:
+        for p in domain.participants(instance):
+            if p.name == who:
+                goal = ", ".join(f"{'maximise' if w > 0 else 'minimise'} {m} (weight {abs(w):g})"
+                                 for m, w in p.objective.items())
+                return ParticipantProfile("participant", who, participant=who, statement=p.description, objective=goal,
+                                          setting=getattr(domain, "setting", "an allocation"))
+        raise InputError(field, spec, "aligned:<participant> with participant one of "
+                         + ", ".join(p.name for p in domain.participants(instance)))
+    return parse_agent(spec)
 
 
 def parse_agent(spec: str) -> Profile:

@@ -22,12 +22,13 @@ from typing import Any, Callable
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
-from fairarena.allocation.metrics import compute_metrics
+from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics
 from fairarena.arena.closing import ClosingContext, decide, get_closing_rule, participant_objective
-from fairarena.arena.domain import TRIAGE, Domain
+from fairarena.arena.domain import Domain, default_domain
 from fairarena.arena.formats import PROPOSAL_FORMATS, SpokenModel
 from fairarena.arena.negotiator import Negotiator
 from fairarena.arena.profiles import Profile
+from fairarena.arena.parsing import ParsedProposal
 from fairarena.arena.step import Step
 from fairarena.arena.prompts import PHASE_TASK, PROMPT_VERSION, build_messages, escape, excerpt
 from fairarena.arena.transcript import Closing, TranscriptWriter, Turn
@@ -35,7 +36,7 @@ from fairarena.errors import FairArenaError, InputError
 from fairarena.llm.base import ChatModel, LLMError
 
 __all__ = ["Agent", "Debate", "DebateConfig", "DebateFailed", "LIMITS", "PHASE_TASK", "PROMPT_VERSION", "Step",
-           "default_names", "score"]
+           "default_names", "score", "score_with"]
 
 # Hard bounds of a debate (docs/arena.md, "Limits"); DebateConfig rejects anything outside them.
 LIMITS = {
@@ -122,8 +123,60 @@ class DebateFailed(FairArenaError):
 
 
 def score(problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
-    """The allocation core's metrics of one allocation (:func:`fairarena.allocation.compute_metrics`)."""
+    """The allocation core's metrics of one allocation (:func:`fairarena.allocation.compute_metrics`; kept
+    for old callers: a debate scores with its domain, :func:`score_with`)."""
     return compute_metrics(problem, x)
+
+
+def metrics_domain(domain: Any) -> Any:
+    """The domain whose metrics score a debate of ``domain``: ``domain`` itself when it has ``evaluate`` and
+    ``metrics`` (or its own ``score``), else the registered domain of the same name when that one has them
+    (an arena-only adapter of a registered domain, e.g. one bound to a study's candidates, records the
+    registered domain's metrics, which :func:`fairarena.arena.transcript.recompute_metrics` finds by the
+    transcript's domain name), else None (the allocation core's metrics, :func:`score`)."""
+    from fairarena.domains.registry import DOMAINS
+
+    def has(d: Any) -> bool:
+        return callable(getattr(d, "score", None)) or all(callable(getattr(d, m, None)) for m in ("evaluate", "metrics"))
+
+    if has(domain):
+        return domain
+    name = getattr(domain, "name", None)
+    if isinstance(name, str) and name in DOMAINS:
+        registered = DOMAINS.get(name)
+        if has(registered):
+            return registered
+    return None
+
+
+def score_with(domain: Any, instance: Any, problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
+    """The record of one allocation's metrics in a debate of ``domain``: the domain's own ``score(instance,
+    x, problem)`` when it has one (triage: every allocation metric plus CNSS, waste and unused capacity), otherwise
+    every metric of ``domain.evaluate`` (NaN when the domain cannot evaluate it, e.g. over capacity) plus
+    ``feasible`` and ``violations`` (:func:`fairarena.domains.protocol.violations_of`: the problem's and the
+    domain's own rules). A domain with only the arena's members (no ``evaluate``): the allocation core's
+    metrics of its problem (:func:`score`), as before domains had metrics of their own."""
+    from fairarena.domains.protocol import metric_specs, violations_of
+
+    own = getattr(domain, "score", None)   # optional: score(instance, x, problem) -> the record
+    if callable(own):
+        return dict(own(instance, x, problem))
+    violations = violations_of(domain, instance, x, problem)
+    scorer = metrics_domain(domain)
+    if scorer is None:
+        out = score(problem, x)
+        if violations and out["feasible"]:
+            out["feasible"], out["violations"] = False, violations
+        return out
+    if scorer is not domain:
+        return score_with(scorer, instance, problem, x) | {"feasible": not violations, "violations": violations}
+    try:
+        out: dict[str, Any] = {k: float(v) for k, v in domain.evaluate(instance, x).items()}
+    except Exception:   # an invalid allocation the domain's metrics are not defined on
+        out = {k: math.nan for k in metric_specs(domain)}
+    out["feasible"] = not violations
+    out["violations"] = violations
+    return out
 
 
 def _cap(text: str | None, n: int) -> tuple[str | None, int | None]:
@@ -135,11 +188,19 @@ def _cap(text: str | None, n: int) -> tuple[str | None, int | None]:
 
 class Debate:
     def __init__(self, instance: Any, agents: list[Agent], config: DebateConfig,
-                 writer: TranscriptWriter | None = None, *, domain: Domain = TRIAGE) -> None:
+                 writer: TranscriptWriter | None = None, *, domain: Domain | None = None) -> None:
+        from fairarena.domains.protocol import metric_specs
+
         check_agents(agents)
+        domain = default_domain() if domain is None else domain
         self.instance = instance
         self.domain = domain
         self.problem: AllocationProblem = domain.problem(instance)
+        # the per-round summaries' metrics: the domain's (an arena-only domain: the allocation core's)
+        scorer = metrics_domain(domain)
+        self.metric_keys: tuple[str, ...] = (tuple(metric_specs(scorer)) if callable(getattr(scorer, "metrics", None))
+                                             else METRIC_KEYS)
+        self._rules = callable(getattr(domain, "violations", None))       # the domain's rules beyond capacities
         self.format = PROPOSAL_FORMATS.get(config.proposal_format)
         if self.format.speak is not None:   # scripted negotiators state their allocation in the format
             agents = [replace(a, model=SpokenModel(a.model, self.format, self.problem)) if a.negotiator is not None
@@ -226,8 +287,8 @@ class Debate:
                 raise DebateFailed(f"agent {name} ({agent.model_spec}) failed in {phase} {t}: {exc}") from exc
             self.model_time += time.perf_counter() - t0
             text = resp.text if isinstance(resp.text, str) else str(resp.text)
-            parsed = self.format.parse(text, self.problem)
-            metrics = score(self.problem, parsed.allocation) if parsed.allocation is not None else None
+            parsed = self.validated(self.format.parse(text, self.problem))
+            metrics = self.score(parsed.allocation) if parsed.allocation is not None else None
             usage = {"prompt_tokens": resp.usage.prompt_tokens, "completion_tokens": resp.usage.completion_tokens,
                      "estimated": resp.usage.estimated, "attempts": resp.attempts, "json_mode": resp.json_mode,
                      "finish_reason": resp.finish_reason}
@@ -248,7 +309,7 @@ class Debate:
                               agent.rag_note, usage, resp.latency_s, resp.cached, raw_chars=raw_chars, budget=budget))
             accepted = phase == "decide" and parsed.accept is True  # accepting needs no allocation of its own
             if parsed.valid or accepted or attempt == cfg.max_repairs:
-                return Step(parsed, metrics, attempt)
+                return Step(parsed, metrics, attempt, self.metric_keys)
             echo = excerpt(text, cfg.repair_echo_chars) if len(text) > cfg.repair_echo_chars else text
             feedback = ("Your proposal is invalid:\n" + "\n".join(f"- {escape(v)}" for v in parsed.violations[:20])
                         + (f"\n- ... and {len(parsed.violations) - 20} more" if len(parsed.violations) > 20 else "")
@@ -259,6 +320,18 @@ class Debate:
                         + "\nReturn a corrected JSON object (same format) that fixes every violation.")
             msgs = self._repair_messages(agent, msgs, echo, feedback)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def score(self, x: np.ndarray) -> dict[str, Any]:
+        """The metrics of one allocation on this debate's instance (:func:`score_with`)."""
+        return score_with(self.domain, self.instance, self.problem, x)
+
+    def validated(self, parsed: ParsedProposal) -> ParsedProposal:
+        """``parsed`` with the domain's own rules applied (its ``violations``, when it has them): a proposal
+        within capacities that breaks them is invalid, with the domain's messages as violations."""
+        if not self._rules or parsed.allocation is None or parsed.violations:
+            return parsed
+        bad = [str(v) for v in self.domain.violations(self.instance, parsed.allocation)]
+        return replace(parsed, violations=bad) if bad else parsed
 
     def _repair_messages(self, agent: Agent, msgs: list[dict[str, str]], echo: str, feedback: str
                          ) -> list[dict[str, str]]:
@@ -338,7 +411,7 @@ class Debate:
         if x is None:
             c = Closing(rule, None, None, False, ["no joint allocation: " + note], note, details=details)
         else:
-            m = score(self.problem, x)
+            m = self.score(x)
             c = Closing(rule, allocation_to_mapping(self.problem, x), m, bool(m["feasible"]), list(m["violations"]), note,
                         details=details)
         if self.writer is not None:
@@ -363,6 +436,6 @@ def check_agents(agents: list[Agent]) -> None:
 
 # -- compatibility: the names this module exported before the split ------------------------------------
 def render_cohort(cohort: Any) -> str:
-    """The cohort as agents see it (the triage domain's rendering)."""
-    return TRIAGE.render(cohort)
+    """The cohort as agents see it (the default domain's rendering)."""
+    return default_domain().render(cohort)
 

@@ -114,10 +114,10 @@ def favoured_points(patient: Any) -> float:
 
 def ses_points(ses: str) -> float:
     """An SES level's rank scaled to [0, 1] on the scale from low (0) to high (1) of
-    ``fairarena.triage.cohort.SES_LEVELS`` without its lowest entry, refugee, which scores as low (0);
-    unknown: 0."""
-    from fairarena.triage.cohort import SES_LEVELS
-    scale = SES_LEVELS[1:]
+    the default domain's SES levels (``ses_levels``: the cohorts' scale) without its lowest entry, refugee,
+    which scores as low (0); unknown: 0."""
+    from fairarena.arena.domain import default_domain
+    scale = tuple(default_domain().ses_levels)[1:]
     return scale.index(ses) / (len(scale) - 1) if ses in scale else 0.0
 
 

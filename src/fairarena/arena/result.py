@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fairarena.arena.domain import TRIAGE, Domain
+from fairarena.arena.domain import Domain, default_domain
 from fairarena.arena.protocol import Agent, Debate, DebateConfig, DebateFailed, check_agents, default_names
 from fairarena.arena.transcript import SCHEMA_VERSION, Closing, TranscriptWriter, Turn, prompt_reuse
 from fairarena.errors import InputError
@@ -38,11 +38,47 @@ class DebateResult:
     transcript: str | None = None
     agents: list[dict[str, Any]] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list, repr=False)
+    metric_keys: tuple[str, ...] = field(default=(), repr=False)   # the domain's metrics (to_frame's columns)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("turns")
+        d.pop("metric_keys")
         return d
+
+    def to_frame(self) -> Any:
+        """The per-round metrics as a pandas DataFrame: one row per (round, participant) -- its proposal of
+        that round, after repairs -- then one row per participant's final (``round`` = ``"final"``) and the
+        joint decision (``participant`` = ``"joint"``). Columns: ``round``, ``participant`` (its name;
+        ``joint``), ``phase`` (``round``, ``final`` or ``joint``), ``valid``, ``feasible``, ``repairs`` and
+        EVERY metric of the debate's domain (its metric specs, in their order: for triage the allocation
+        metrics including ``gini_cnss``, the Gini of need satisfaction); a proposal without metrics (no
+        allocation could be read) has NaN metrics. The values are the ones the transcript records."""
+        import pandas as pd
+
+        names = [a["name"] for a in self.agents]
+        keys = result_keys(names)
+        metric_cols: list[str] = list(self.metric_keys)
+        rows: list[dict[str, Any]] = []
+
+        def add(t: Any, phase: str, who: str, valid: Any, feasible: Any, repairs: Any, m: dict[str, Any] | None) -> None:
+            rows.append({"round": t, "participant": who, "phase": phase, "valid": valid, "feasible": feasible,
+                         "repairs": repairs, **{k: (float(m[k]) if m and m.get(k) is not None else float("nan"))
+                                                 for k in metric_cols}})
+
+        for r in self.rounds:
+            for n in names:
+                s = r.get(keys[n])
+                if s is not None:
+                    add(r["round"], "round", n, s["valid"], s["feasible"], s["repairs"], s["metrics"])
+        for n in names:
+            f = self.final.get(keys[n])
+            if f is not None:
+                add("final", "final", n, f["valid"], self.feasible.get(keys[n]), f["repairs"], self.metrics.get(keys[n]))
+        if "joint" in self.final:
+            add("final", "joint", "joint", self.final["joint"].get("allocation") is not None, self.feasible.get("joint"),
+                None, self.metrics.get("joint"))
+        return pd.DataFrame(rows, columns=["round", "participant", "phase", "valid", "feasible", "repairs", *metric_cols])
 
 
 def result_keys(names: list[str]) -> dict[str, str]:
@@ -88,10 +124,10 @@ def _built(instance: Any, agents: list[Any], model: str, domain: Domain) -> list
     """Profile strings become agents named by position (A, B, C, ...) on ``model``; Agent objects stay."""
     if all(isinstance(a, Agent) for a in agents):
         return agents
-    if domain is not TRIAGE:
-        raise InputError("agents", [a for a in agents if isinstance(a, str)],
-                         f"Agent objects for domain {domain.name!r} (profile strings build triage agents)")
     from fairarena.arena.agents import build_agent
+    from fairarena.arena.profiles import participant_profile
+
+    default = domain is default_domain()
 
     names = default_names(len(agents))
     taken = {a.name for a in agents if isinstance(a, Agent)}
@@ -101,18 +137,21 @@ def _built(instance: Any, agents: list[Any], model: str, domain: Domain) -> list
         if isinstance(a, str):
             if name in taken:
                 raise InputError("agents", name, "distinct names (a profile string is named by its position)")
-            a = build_agent(name, a, model, instance, models=models)
+            profile = a if default else participant_profile(domain, instance, a, "agents")
+            a = build_agent(name, profile, model, instance, models=models, domain=domain)
         out.append(a)
     return out
 
 
 def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, transcript: str | Path | None = None,
-               header: dict[str, Any] | None = None, domain: Domain = TRIAGE, model: str = "scripted") -> DebateResult:
+               header: dict[str, Any] | None = None, domain: Domain | None = None, model: str = "scripted") -> DebateResult:
     """Run one debate; write the JSONL transcript as it goes when ``transcript`` is given.
 
     ``run_debate(cohort, [a, b, c], config)`` or the two-agent form ``run_debate(cohort, a, b, config)``.
     An agent may be a profile string (``run_debate(cohort, "aligned:rawlsian", "baseline")``): it is built
-    on ``model`` (default the scripted negotiator) and named by its position (A, B, C, ...); triage only.
+    on ``model`` (default the scripted negotiator) and named by its position (A, B, C, ...); on a domain other
+    than the default one ``aligned:<participant>`` names one of the domain's participants.
+    ``domain``: the instance's domain (default: the registry's default domain).
     Model failures (after retries) do not raise: the result has ``status="failed"`` and ``error``, and the
     transcript keeps every event up to the failure plus a ``footer`` saying so. Ctrl-C and any other
     exception write the footer (``interrupted`` / ``failed`` with the reason) and propagate.
@@ -120,6 +159,7 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
     from fairarena.provenance import run_record
 
     agents, config = _split_args(args, config)
+    domain = default_domain() if domain is None else domain
     agents = _built(instance, agents, model, domain)
     check_agents(agents)
     t0 = time.perf_counter()
@@ -131,7 +171,7 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
                          agents={a.name: {"profile": a.profile.name, "model": a.model_spec, "rag_note": a.rag_note}
                                  for a in agents},
                          **(header or {}))
-        writer.write({"type": "header", **rec, ("cohort" if domain is TRIAGE else "instance"): domain.to_dict(instance),
+        writer.write({"type": "header", **rec, getattr(domain, "instance_key", "instance"): domain.to_dict(instance),
                       "proposal_schema": debate.format.schema(debate.problem)})
     status, error, reason = "ok", None, None
     out: dict[str, Any] | None = None
@@ -182,7 +222,7 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
     return DebateResult(status, rounds, final, feasible, metrics, {keys[n]: _usage(debate.turns, n) for n in names},
                         timing, error, str(transcript) if transcript is not None else None,
                         [{"name": a.name, "profile": a.profile.name, "model": a.model_spec} for a in agents],
-                        debate.turns)
+                        debate.turns, debate.metric_keys)
 
 
 def _partial_rounds(debate: Debate, keys: dict[str, str]) -> list[dict[str, Any]]:

@@ -202,16 +202,18 @@ def recompute_metrics(events: list[dict[str, Any]], *, finished_only: bool = Tru
     Returns one entry per scored event: ``{"event": index, "recorded": {...}, "recomputed": {...}}``.
     A transcript whose footer is not ``ok`` is refused (:class:`InputError`) unless ``finished_only=False``.
     """
-    from fairarena.allocation.metrics import compute_metrics
-    from fairarena.arena.domain import DOMAINS
+    from fairarena.arena.domain import DEFAULT_DOMAIN, DOMAINS
     from fairarena.arena.parsing import validate_mapping
+    from fairarena.arena.protocol import score_with
 
     status, reason = transcript_status(events)
     if finished_only and status != FINISHED:
         raise InputError("transcript", f"status {status}" + (f" ({reason})" if reason else ""),
                          "a finished debate (footer status ok); pass finished_only=False to re-score a partial one")
-    domain = DOMAINS.get(events[0].get("domain", "triage"))
-    problem = domain.problem(domain.from_dict(events[0]["cohort"] if "cohort" in events[0] else events[0]["instance"]))
+    domain = DOMAINS.get(events[0].get("domain", DEFAULT_DOMAIN))   # a transcript that names none: the default
+    key = getattr(domain, "instance_key", "instance")
+    instance = domain.from_dict(events[0][key] if key in events[0] else events[0].get("instance", events[0].get("cohort")))
+    problem = domain.problem(instance)
     out = []
     for k, e in enumerate(events):
         mapping = None
@@ -223,5 +225,5 @@ def recompute_metrics(events: list[dict[str, Any]], *, finished_only: bool = Tru
             continue
         x, _ = validate_mapping(problem, mapping)
         assert x is not None
-        out.append({"event": k, "recorded": e["metrics"], "recomputed": compute_metrics(problem, x)})
+        out.append({"event": k, "recorded": e["metrics"], "recomputed": score_with(domain, instance, problem, x)})
     return out

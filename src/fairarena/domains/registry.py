@@ -20,7 +20,7 @@ from typing import Any
 from fairarena.errors import InputError
 from fairarena.registry import Registry, load_object
 
-__all__ = ["DOMAINS", "ENTRY_POINT_GROUP", "PROBLEM_FILE_FORMS", "problem_file_form", "resolve"]
+__all__ = ["DOMAINS", "DEFAULT_DOMAIN", "ENTRY_POINT_GROUP", "PROBLEM_FILE_FORMS", "problem_file_form", "resolve"]
 
 #: the entry-point group third-party domains register in
 ENTRY_POINT_GROUP = "fairarena.domains"
@@ -28,9 +28,11 @@ ENTRY_POINT_GROUP = "fairarena.domains"
 DOMAINS: Registry[Any] = Registry("domain", entry_points=ENTRY_POINT_GROUP)
 
 # The package's domains: the only lines outside a domain's own package that name one.
-DOMAINS.add_lazy("triage", "fairarena.arena.domain:TRIAGE", title="Hospital triage",
+DOMAINS.add_lazy("triage", "fairarena.triage.domain:TRIAGE", title="Hospital triage",
                  description="patients, scarce ICU/ventilator/surgery/medication/nursing capacity",
                  citation="Chaki, Gourru, Velcin: Beyond Arrow's Impossibility (arXiv 2604.13705)")
+#: the domain of a debate or a transcript that names none (fairarena.arena.domain.default_domain)
+DEFAULT_DOMAIN = "triage"
 DOMAINS.add_lazy("tourism", "fairarena.tourism.domain:TOURISM", title="Multistakeholder tourism (visitor flows)",
                  description="tourist groups x POI@slot, free capacity per slot")
 DOMAINS.add_lazy("tourism-lists", "fairarena.tourism.domain:TOURISM_LISTS",
