@@ -29,3 +29,20 @@ def test_chunked_draws_give_the_one_draw_p(k, m, B, seed):
     obs, p = label_permutation_test(table, n_permutations=B, seed=seed)
     assert p == one_draw_p(table, B, seed)
     assert obs == pytest.approx(float(np.round(table[1:], ROUND_DECIMALS).mean(axis=0).var()))
+
+
+def test_kept_permutations_serve_the_next_table_of_the_same_shape():
+    from fairarena.stats import noise
+
+    rng = np.random.default_rng(11)
+    tables = [rng.normal(size=(30, 6)) + np.linspace(0, s, 6) for s in (0.0, 0.2, 0.5)]
+    noise._permutations.cache_clear()
+    got = [label_permutation_test(t, n_permutations=900, seed=4)[1] for t in tables]
+    assert noise._permutations.cache_info().hits == 2          # drawn once, reused by the next two
+    assert got == [one_draw_p(t, 900, 4) for t in tables]
+    big = noise.PERM_CACHE_CELLS
+    try:                                                         # past the cache's size: drawn on the fly
+        noise.PERM_CACHE_CELLS = 10
+        assert label_permutation_test(tables[1], n_permutations=900, seed=4)[1] == got[1]
+    finally:
+        noise.PERM_CACHE_CELLS = big
