@@ -12,13 +12,28 @@ Metrics: ``approvals`` (share of all support funded), ``budget_used`` (share of 
 ``share:<group>`` (its budget share: the cost of each funded project split among the groups by their share of
 its support, over the budget; its proportional entitlement is its share of the voters).
 
-A :class:`PBDomain` is bound to one instance (its metrics name that instance's groups); ``sample(seed)``
-returns it whatever the seed (a file is one election). The registered ``pb`` domain (:data:`PB`) is bound to a
-shipped 10-project election (Warsaw 2019, Falenica) with its age groups.
+A :class:`PBDomain` bound to one instance (``PBDomain(instance)``, :func:`domain_for`: what ``pb compare``
+uses) names that instance's groups in its metrics, and ``sample(seed)`` returns it whatever the seed.
+
+The registered ``pb`` domain (:data:`PB`) is a **pool of elections** (``PBDomain()``), so that a study can range
+over many: ``sample(seed)`` is election ``seed % len(pool)`` of :func:`pool_files`, seen by the same three
+stakeholder groups in every election -- ``clusters:3`` (k-means of the ballots, seed 0; ``cluster 1`` the
+largest), approval utility -- so its participants (``cluster_1``, ``cluster_2``, ``cluster_3``) and its metrics
+never depend on one election: ``approvals``, ``budget_used``, ``gini`` (of the three clusters' utilities),
+``worst`` (the worst-off cluster's utility), ``vs_city`` (the budget on the projects in one of the set and the
+city's actual outcome but not both, as a share of the budget; NaN when the file records no outcome),
+``vs_city_projects`` (their number) and ``u:``/``share:`` of each cluster. The pool: the shipped elections
+(:data:`EXAMPLES`, in :data:`POOL_ORDER`), then every ``.pb`` file under the folders named by the environment
+variable :data:`POOL_ENV` (``os.pathsep``-separated; each folder searched recursively, files sorted by their path
+within it; a file name already in the pool is skipped), keeping the elections whose ballots form three clusters
+of at least :data:`~fairarena.pb.groups.MIN_GROUP_SIZE` voters each. A study (``study_instance``) refuses a seed
+beyond the pool instead of repeating an election.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from dataclasses import dataclass
 from importlib import resources as _resources
@@ -30,7 +45,8 @@ import numpy as np
 from fairarena.domains.protocol import MetricSpec, Participant
 from fairarena.errors import InputError
 
-__all__ = ["PBInstance", "PBDomain", "PB", "instance_of", "example_path", "EXAMPLES", "slug", "domain_for"]
+__all__ = ["PBInstance", "PBDomain", "PB", "instance_of", "example_path", "EXAMPLES", "slug", "domain_for",
+           "pool_files", "POOL_ENV", "POOL_ORDER", "POOL_GROUPS"]
 
 #: shipped elections (package data, src/fairarena/data/pb/): name -> file
 EXAMPLES = {
@@ -41,6 +57,16 @@ EXAMPLES = {
     "gdansk": "poland_gdansk_2020_aniolki.pb",
 }
 DEFAULT_EXAMPLE = "falenica"
+#: the shipped elections in the pool's order (the 10-project ones first: the conformance kit runs on seed 0)
+POOL_ORDER = ("falenica", "krakow", "gdansk", "wesola", "wieliczka")
+#: the environment variable naming more folders of .pb files for the pool (module doc)
+POOL_ENV = "FAIRARENA_PB_POOL"
+#: the pool's stakeholder groups, the same in every election (module doc)
+POOL_GROUPS = "clusters:3"
+POOL_KEYS = ("cluster_1", "cluster_2", "cluster_3")
+#: the ``pb`` preset's cohorts: the pool with $FAIRARENA_PB_POOL naming Pabulib's folder (its 5 bigger files and
+#: its 272 small instances: 246 elections after the three-cluster filter, docs/pb.md)
+POOL_PRESET_COHORTS = 246
 
 
 def example_path(name: str) -> Path:
@@ -52,6 +78,52 @@ def example_path(name: str) -> Path:
 def slug(name: str) -> str:
     s = name.replace("<", "lt").replace("+", "plus").replace(" ", "_")
     return re.sub(r"[^A-Za-z0-9_-]", "", s) or "group"
+
+
+def _pool_candidates(extra: str) -> list[Path]:
+    out = [example_path(n) for n in POOL_ORDER]
+    seen = {p.name for p in out}
+    for part in [p for p in extra.split(os.pathsep) if p.strip()]:
+        folder = Path(part)
+        if not folder.is_dir():
+            raise InputError(POOL_ENV, part, "folders of .pb files (this one does not exist)")
+        found = sorted(folder.rglob("*.pb"), key=lambda p: p.relative_to(folder).as_posix())
+        if not found:
+            raise InputError(POOL_ENV, part, "folders of .pb files (none found in this one)")
+        for p in found:
+            if p.name not in seen:
+                seen.add(p.name)
+                out.append(p)
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _pool(extra: str) -> tuple[Path, ...]:
+    from fairarena.pb.election import read_election
+    from fairarena.pb.groups import make_groups
+
+    keep = []
+    for p in _pool_candidates(extra):
+        e = read_election(p, POOL_ENV)
+        if len(make_groups(e, POOL_GROUPS).names) == len(POOL_KEYS):
+            keep.append(p)
+    return tuple(keep)
+
+
+def pool_files() -> tuple[Path, ...]:
+    """The registered domain's elections (module doc): the shipped ones, then those under ``$FAIRARENA_PB_POOL``,
+    each kept when its ballots form three clusters of at least 10 voters. Every file is read (and a bad one
+    refused, naming the variable) the first time; the list is cached per value of the variable."""
+    return _pool(os.environ.get(POOL_ENV, ""))
+
+
+@functools.lru_cache(maxsize=512)
+def _pool_instance(path: str) -> "PBInstance":
+    from fairarena.pb.election import read_election
+    from fairarena.pb.groups import make_groups
+
+    e = read_election(path, POOL_ENV)
+    return instance_of(e, make_groups(e, POOL_GROUPS))
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,6 +179,16 @@ def instance_of(election: Any, groups: Any) -> PBInstance:
                       selected=election.selected, rule=election.rule)
 
 
+def city_distance(inst: PBInstance, mask: Any) -> dict[str, float]:
+    """``vs_city`` (the budget on the projects in the set or the city's outcome but not both, over the budget)
+    and ``vs_city_projects`` (their number); NaN both when the file records no outcome."""
+    if inst.selected is None:
+        return {"vs_city": float("nan"), "vs_city_projects": float("nan")}
+    city = np.isin(np.asarray(inst.project_ids), np.asarray(inst.selected, dtype=str))
+    diff = np.asarray(mask, dtype=bool) ^ city
+    return {"vs_city": float(inst.costs[diff].sum() / inst.budget), "vs_city_projects": float(diff.sum())}
+
+
 def _gini(u: np.ndarray) -> float:
     u = np.asarray(u, dtype=float)
     if u.size == 0 or u.sum() <= 0:
@@ -126,19 +208,33 @@ class PBDomain:
         self.name = name
 
     @property
-    def instance(self) -> PBInstance:
-        if self._instance is None:
-            from fairarena.pb.election import read_election
-            from fairarena.pb.groups import make_groups
+    def pooled(self) -> bool:
+        """True for the pool of elections (no instance given), False when bound to one election."""
+        return self._instance is None
 
-            e = read_election(example_path(DEFAULT_EXAMPLE), "example")
-            self._instance = instance_of(e, make_groups(e, "age"))
-        return self._instance
+    @property
+    def instance(self) -> PBInstance:
+        """The bound election; for the pool, its first election (``sample(0)``)."""
+        return self._instance if self._instance is not None else self.sample(0)
 
     # -- instances --------------------------------------------------------------------------------------
     def sample(self, seed: int = 0) -> PBInstance:
-        """The bound election, whatever ``seed`` (a file is one election)."""
-        return self.instance
+        """The bound election whatever ``seed``; for the pool, election ``seed % len(pool_files())``."""
+        if self._instance is not None:
+            return self._instance
+        files = pool_files()
+        return _pool_instance(str(files[int(seed) % len(files)]))
+
+    def study_instance(self, seed: int) -> PBInstance:
+        """A study's election of a cohort seed: as :meth:`sample`, but a pool refuses a seed beyond its size
+        (two cohorts on one election would get one task key)."""
+        if self._instance is None:
+            n = len(pool_files())
+            if not 0 <= int(seed) < n:
+                raise InputError("study.cohorts", int(seed) + 1,
+                                 f"at most {n}: the pb pool holds {n} elections (cohort seeds 0..{n - 1}; more "
+                                 f"folders of .pb files: {POOL_ENV})")
+        return self.sample(seed)
 
     def to_dict(self, inst: PBInstance) -> dict[str, Any]:
         return {"title": inst.title, "project_ids": list(inst.project_ids), "names": list(inst.names),
@@ -180,13 +276,21 @@ class PBDomain:
 
     # -- metrics ----------------------------------------------------------------------------------------
     def metrics(self) -> list[MetricSpec]:
-        inst = self.instance
         out = [MetricSpec("approvals", "Approvals satisfied", "max", "share of all support (approvals, points) "
                           "that goes to funded projects", self._linear("approvals")),
                MetricSpec("budget_used", "Budget used", "max", "share of the budget spent", self._linear("budget_used")),
                MetricSpec("gini", "Gini of groups", "min", "Gini coefficient of the groups' utilities"),
                MetricSpec("worst", "Worst-off group", "max", "the lowest utility of a group")]
-        for g, k in zip(inst.groups, inst.keys):
+        if self._instance is None:
+            out += [MetricSpec("vs_city", "Distance to the city", "min", "the budget on the projects funded by "
+                               "either the set or the city's actual outcome but not both, over the budget (NaN: "
+                               "no outcome recorded)"),
+                    MetricSpec("vs_city_projects", "Projects off the city's", "min", "the number of projects "
+                               "funded by either the set or the city's actual outcome but not both")]
+            pairs = [(f"cluster {k + 1}", key) for k, key in enumerate(POOL_KEYS)]
+        else:
+            pairs = list(zip(self._instance.groups, self._instance.keys))
+        for g, k in pairs:
             out.append(MetricSpec(f"u:{k}", f"Utility {g}", "max", f"utility of the group {g}", self._linear(f"u:{k}")))
             out.append(MetricSpec(f"share:{k}", f"Budget share {g}", "max",
                                   f"share of the budget spent for {g} (cost split by support)", self._linear(f"share:{k}")))
@@ -212,7 +316,10 @@ class PBDomain:
 
     def evaluate(self, inst: PBInstance, x: np.ndarray) -> dict[str, float]:
         mask = inst.mask(x)
-        return self.evaluate_set(inst, mask)
+        out = self.evaluate_set(inst, mask)
+        if self._instance is None:
+            out.update(city_distance(inst, mask))
+        return out
 
     def evaluate_set(self, inst: PBInstance, mask: Any) -> dict[str, float]:
         mask = np.asarray(mask, dtype=bool)
@@ -269,8 +376,23 @@ class PBDomain:
         return f"participatory budgeting fairness for the group {framework}: {inst.title}"
 
     def study_design(self, kind: str) -> dict[str, Any] | None:
-        """None: the study runner does not take PB elections yet."""
-        return None
+        """A small council study of the pool (its first three elections); None for a bound domain or a duel."""
+        if self._instance is not None or kind != "council":
+            return None
+        return {"kind": "council", "domain": "pb", "cohorts": 3, "rounds": 3, "closing": ["joint-draft"],
+                "model_a": "scripted", "model_b": "scripted", "seeds": [0], "mechanisms": []}
+
+    def study_presets(self) -> dict[str, dict[str, Any]]:
+        """``pb``: a council study over every election of the pool (the shipped ones, and with
+        ``FAIRARENA_PB_POOL`` naming Pabulib's folder, its bigger files and the 272 small instances): the three
+        clusters debate (scripted, 3 rounds, joint draft), every candidate-set rule beside it, each row
+        against the city's actual outcome (``vs_city``); ``pb-small``: the five shipped elections' pool."""
+        if self._instance is not None:
+            return {}
+        base = dict(name="pb", kind="council", domain="pb", cohorts=POOL_PRESET_COHORTS, first_cohort_seed=0,
+                    rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0],
+                    mechanisms=[])
+        return {"pb": base, "pb-small": dict(base, name="pb-small", cohorts=len(POOL_ORDER))}
 
 
 def domain_for(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
