@@ -9,7 +9,8 @@ A folder not given is run first (``fairarena study init --preset paper``, for 2,
 Figures, each the best of ``--repeat`` runs, with the load average:
 
 * ``fairarena study report DIR --out FILE`` as a user runs it (wall time of the whole command; target < 10 s
-  at 2,000 debates);
+  at 2,000 debates), beside ``fairarena study stats DIR --json`` (the same analysis without the report: the
+  difference is the report's own cost, mostly reading and rendering every transcript);
 * the file's size (target < 10 MB at 600 debates) and the embedded transcripts' compressed size;
 * opening the file in headless Chromium (chromium + chromedriver through selenium): wall time of the page
   load (``driver.get`` returns at the load event) and the page's own ``domInteractive`` and
@@ -105,10 +106,11 @@ def main() -> None:
         root = root or run_study(tmp, cohorts)
         out = tmp / f"report{n}.html"
         wall([*CLI, "stats", str(root), "--json"])            # the traces cache, as after `study stats`
+        stats = min(wall([*CLI, "stats", str(root), "--json"]) for _ in range(a.repeat))
         ts = [wall([*CLI, "report", str(root), "--out", str(out)]) for _ in range(a.repeat)]
         text = out.read_text(encoding="utf-8")
         size = re.search(r'class="dd-size">([^<]*)', text)
-        print(f"{n} debates: study report {min(ts):.2f} s (best of {a.repeat}; {load()}); "
+        print(f"{n} debates: study report {min(ts):.2f} s, study stats {stats:.2f} s (best of {a.repeat}; {load()}); "
               f"file {out.stat().st_size / 1e6:.2f} MB; {size.group(1) if size else 'no compressed bodies'}")
         best = None
         for _ in range(a.repeat):

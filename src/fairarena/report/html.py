@@ -124,7 +124,8 @@ table.fa th,table.fa td{padding:4px 9px;border-bottom:1px solid var(--line);text
 table.fa thead th{background:var(--soft);text-align:center;font-weight:600}
 table.fa tbody th{text-align:left;font-weight:500}
 table.fa tr.group th{background:#fbfcfd;text-align:left;font-style:italic;color:var(--muted)}
-table.fa td.txt{text-align:left;white-space:normal;min-width:4em}
+table.fa td.txt{text-align:left}
+table.fa td.long{white-space:normal;min-width:14em;max-width:36em}
 table.fa td.win{font-weight:700;background:var(--win)}
 table.fa sup{color:#a3361f;font-weight:700}
 p.notes{color:var(--muted);font-size:12px;margin:6px 0 0}

@@ -669,7 +669,9 @@ def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] |
         for r in (r for r in t.rows if r.group == g):
             tds = []
             for c in r.cells:
-                classes = (["win"] if c.emphasis else []) + (["txt"] if c.value is None and not _NUMBER.match(c.text) else [])
+                text_cell = (c.value is None or isinstance(c.value, str)) and not _NUMBER.match(c.text)
+                classes = (["win"] if c.emphasis else []) + (["txt"] if text_cell else []) + \
+                    (["long"] if text_cell and len(c.text) > 24 else [])
                 cls = f' class="{" ".join(classes)}"' if classes else ""
                 tip = f' title="{e(c.title)}"' if c.title else ""
                 mark = f"<sup>{e(c.mark)}</sup>" if c.mark else ""

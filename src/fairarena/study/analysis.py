@@ -421,7 +421,7 @@ def instance_blocks(header: Mapping[str, Any], cache: dict[str, list[Any]] | Non
     tables as tables: the patients of a triage cohort) and the problem's arrays (capacity and each item's
     need per resource). ``cache``: per instance, shared by the debates of one cohort. A header without an
     instance, or a domain that cannot rebuild it, gives one line saying so."""
-    from fairarena.report import Cell, Row, Table, Text, format_num
+    from fairarena.report import Row, Table, Text
 
     data = header.get("instance", header.get("cohort"))
     name = header.get("domain") or "triage"
@@ -445,9 +445,9 @@ def instance_blocks(header: Mapping[str, Any], cache: dict[str, list[Any]] | Non
         cols = [("capacity",)] + ([(i,) for i in ids] if need is not None else [])
         rows = []
         for j, r in enumerate(res):
-            cells = [Cell(float(prob.capacity[j]), format_num(float(prob.capacity[j]), 2))]
+            cells = [_amount(float(prob.capacity[j]))]
             if need is not None:
-                cells += [Cell(float(need[i][j]), format_num(float(need[i][j]), 2)) for i in range(len(ids))]
+                cells += [_amount(float(need[i][j])) for i in range(len(ids))]
             rows.append(Row(r + (" (whole units)" if r in indiv else ""), tuple(cells)))
         blocks.append(Table(f"Problem: capacity and each {getattr(dom, 'item', 'item')}'s need per resource",
                             tuple(cols), tuple(rows), index_header="resource"))
@@ -458,11 +458,40 @@ def instance_blocks(header: Mapping[str, Any], cache: dict[str, list[Any]] | Non
     return blocks
 
 
-def transcript_blocks(entries: Sequence[Mapping[str, Any]]) -> list[Any]:
+def _amount(x: float) -> Any:
+    """A capacity or need: whole amounts without decimals, others with two."""
+    from fairarena.report import Cell, format_num
+
+    return Cell(x, str(int(x)) if math.isfinite(x) and x == int(x) else format_num(x, 2))
+
+
+def _item_name(domain: Any) -> str:
+    """What one row of a domain's allocation is called ("patient"), through the domain protocol."""
+    try:
+        from fairarena.domains import resolve
+
+        return str(getattr(resolve(domain or "triage"), "item", "item"))
+    except Exception:          # an unknown domain: the proposal table still shows
+        return "item"
+
+
+def transcript_blocks(entries: Sequence[Mapping[str, Any]], cache: dict[str, Any] | None = None) -> list[Any]:
     """A transcript's turns (each proposal as a table, its metrics, validity, violations, retrieved chunks,
     justification and critique) and its closing, as report blocks. A proposal with more resources than
-    items is shown with the resources as rows."""
+    items is shown with the resources as rows. ``cache``: the same proposal under the same heading (e.g. A's
+    round 1 against each opponent) is one table object, which the renderer renders once."""
     from fairarena.report import KeyValues, Text, format_num
+
+    header = next((e for e in entries if e.get("type") == "header"), {})
+    item = _item_name(header.get("domain"))
+
+    def tables(alloc: Mapping[str, Any], title: str) -> list[Any]:
+        if cache is None:
+            return _allocation_tables(alloc, title, item)
+        key = f"alloc:{item}:{title}" + json.dumps(alloc, sort_keys=True, separators=(",", ":"), default=str)
+        if key not in cache:
+            cache[key] = _allocation_tables(alloc, title, item)
+        return cache[key]
 
     blocks: list[Any] = []
     for e in entries:
@@ -471,7 +500,7 @@ def transcript_blocks(entries: Sequence[Mapping[str, Any]]) -> list[Any]:
             alloc = prop.get("allocation") if isinstance(prop, Mapping) else None
             head = f"{e.get('agent')} {e.get('phase')} {e.get('round')}" + (f" (repair {e['attempt']})" if e.get("attempt") else "")
             if isinstance(alloc, Mapping) and alloc:
-                blocks += _allocation_tables(alloc, f"{head}: proposal")
+                blocks += tables(alloc, f"{head}: proposal")
             m = e.get("metrics") or {}
             kv = {k: format_num(v, 3) for k, v in m.items() if isinstance(v, float)}
             kv.update({"valid": str(e.get("valid")), "violations": "; ".join(map(str, e.get("violations") or [])) or "none",
@@ -488,14 +517,14 @@ def transcript_blocks(entries: Sequence[Mapping[str, Any]]) -> list[Any]:
         elif e.get("type") == "closing":
             alloc = e.get("allocation")
             if isinstance(alloc, Mapping) and alloc:
-                blocks += _allocation_tables(alloc, f"joint recommendation ({e.get('rule')})")
+                blocks += tables(alloc, f"joint recommendation ({e.get('rule')})")
             blocks.append(KeyValues({"rule": e.get("rule"), "note": e.get("note"), "feasible": e.get("feasible"),
                                      **{k: format_num(v, 3) for k, v in (e.get("metrics") or {}).items()
                                         if isinstance(v, float)}}, title="joint recommendation"))
     return blocks
 
 
-def _allocation_tables(alloc: Mapping[str, Any], title: str) -> list[Any]:
+def _allocation_tables(alloc: Mapping[str, Any], title: str, item: str = "patient") -> list[Any]:
     from fairarena.report import Cell, Row, Table, format_num
 
     rows_of = {str(i): (v if isinstance(v, dict) else {}) for i, v in alloc.items()}
@@ -514,11 +543,11 @@ def _allocation_tables(alloc: Mapping[str, Any], title: str) -> list[Any]:
         return [Table(title, tuple((i,) for i in ids), rows, index_header="resource")]
     res = sorted(res)
     rows = tuple(Row(i, tuple(val(rows_of[i].get(r)) for r in res)) for i in ids)
-    return [Table(title, tuple((r,) for r in res), rows, index_header="patient")]
+    return [Table(title, tuple((r,) for r in res), rows, index_header=item)]
 
 
 def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
-                 cache: dict[str, list[Any]] | None = None) -> Any:
+                 cache: dict[str, Any] | None = None) -> Any:
     """One debate in the report's drill-down: its instance and full transcript, embedded compressed
     (rendered when opened). ``detailed=False``: the joint metrics only (the report's ``details`` limit)."""
     from fairarena.report import Item, KeyValues, Text, format_num
@@ -538,7 +567,7 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
                     values=values)
     entries = read_transcript(root, rec)
     header = next((e for e in entries if e.get("type") == "header"), {})
-    blocks = [Text("Instance"), *instance_blocks(header, cache), Text("Transcript"), *transcript_blocks(entries)]
+    blocks = [Text("Instance"), *instance_blocks(header, cache), Text("Transcript"), *transcript_blocks(entries, cache)]
     return Item(title, (), summary=summary, tags=tags, values=values, lazy=tuple(blocks))
 
 

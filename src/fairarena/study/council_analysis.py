@@ -245,13 +245,14 @@ def _instance_item(an: CouncilAnalysis, inst: Mapping[str, Any], digits: int = 3
         from fairarena.study.analysis import instance_blocks, transcript_blocks
 
         header = next((e for e in entries if e.get("type") == "header"), {})
-        lazy = [Text("Instance"), *instance_blocks(header, cache), Text("Debate transcript"), *transcript_blocks(entries)]
+        lazy = [Text("Instance"), *instance_blocks(header, cache), Text("Debate transcript"),
+                *transcript_blocks(entries, cache)]
     return Item(f"instance {inst['cohort']} ({inst['key'][:10]})", (t,), summary=summary,
                 tags={"instance": str(inst["cohort"])}, lazy=tuple(lazy))
 
 
 def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                         details: int = 60) -> Any:
+                         details: int | None = None) -> Any:
     """The report of a finished council study (a :class:`fairarena.report.Report`). Every instance is in
     the drill-down with its rows, its instance and its debate's transcript (``details`` is the duel report's
     transcript count; unused here)."""
