@@ -344,14 +344,8 @@ class StudyConfig(BaseModel):
     def _design(self) -> "StudyConfig":
         check_size(self)
         default = self.domain == _default_domain()
-        if self.participant_duel:
-            _check_participant_duel(self)
-        elif not default:
-            own = study_hook(self.domain, "study_check")
-            if own is not None:
-                own(self)
-            else:
-                _check_participant_council(self)
+        if not default:
+            self.design.check()      # the kind's checks: a domain's participants, or its own study_check
         elif self.stakeholders:
             raise InputError("study.stakeholders", self.stakeholders, f"empty with domain {self.domain!r} (its "
                              "council's members are agent_a)")
@@ -361,14 +355,8 @@ class StudyConfig(BaseModel):
                 raise InputError("study.replicas", k, "the base URL of one of the study's model specs ("
                                  + (", ".join(sorted(str(x) for x in servers)) or "none: the models are scripted")
                                  + ")")
-        if self.kind == "council" and default:
-            fws = framework_names()
-            for j, m in enumerate(self.agent_a):
-                if not m.startswith("aligned:") or m.partition(":")[2] not in fws:
-                    raise InputError(f"study.agent_a[{j}]", m, "aligned:<framework> in a council (a member votes "
-                                     "with its framework's objective and proposes its exact optimum)")
-            if len(self.agent_a) < 2:
-                raise InputError("study.agent_a", self.agent_a, "at least two members in a council")
+        if default:
+            self.design.check()      # e.g. a council's members are aligned agents
         return self
 
     # -- derived ----------------------------------------------------------------------------------
@@ -377,12 +365,18 @@ class StudyConfig(BaseModel):
         """A duel on any domain but the default one: the domain's participants (its scripted agents) two by
         two, every pair of ``stakeholders`` (default every participant), rather than the arena's profile
         agents (``agent_a`` x ``opponents``), which play the default domain."""
-        return self.kind == "duel" and self.domain != _default_domain()
+        return bool(getattr(self.design, "participant_duel", False))
+
+    @property
+    def design(self) -> Any:
+        """The kind's design (:mod:`fairarena.study.designs`: :class:`~fairarena.study.designs.DuelDesign` or
+        :class:`~fairarena.study.designs.CouncilDesign`): the fields its kind reads and the kind's answers."""
+        return study_kind(self.kind).design(self)
 
     @property
     def model_specs(self) -> list[str]:
-        """The model specs the study's debates use (a council's members all use ``model_a``)."""
-        return sorted({self.model_a} if self.kind == "council" else {self.model_a, self.model_b})
+        """The model specs the study's debates use (the kind's design: a council's members all use ``model_a``)."""
+        return self.design.model_specs
 
     @property
     def members(self) -> list[str]:
@@ -457,19 +451,8 @@ class StudyConfig(BaseModel):
 
 def size_factors(cfg: StudyConfig) -> dict[str, int]:
     """The design's factors, each by the field it comes from (``agent_a`` x ``opponents`` of a duel counted
-    with its control as ``agent_a``), without expanding anything."""
-    council = cfg.kind == "council"
-    if cfg.participant_duel:
-        n = len(cfg.stakeholders) or len(duel_players(cfg))
-        pairs = n * (n - 1) // 2
-    else:
-        pairs = len(cfg.agent_a) * len(cfg.opponents) + (1 if cfg.baseline_control else 0)
-    variants = 1 if cfg.participant_duel else len(council_variants(cfg)) if council else len(cfg.capacity)
-    out = {"cohorts": cfg.cohorts, "capacity": variants, "seeds": len(cfg.seeds),
-           "samples": cfg.samples, "closing": len(cfg.closing)}
-    if not council:
-        out["agent_a"] = pairs
-    return out
+    with its control as ``agent_a``), without expanding anything (the kind's design)."""
+    return cfg.design.size_factors()
 
 
 def estimate_size(cfg: StudyConfig) -> tuple[int, int]:
@@ -478,7 +461,7 @@ def estimate_size(cfg: StudyConfig) -> tuple[int, int]:
     debates = 1
     for n in size_factors(cfg).values():
         debates *= n
-    members = len(cfg.members) if cfg.kind == "council" else 2   # a council's members, a duel's two
+    members = cfg.design.seats   # a council's members, a duel's two
     return debates, debates * members * (cfg.rounds + 2)
 
 

@@ -9,6 +9,9 @@ or report code):
   outcome fields; ``failed``: the outcome fields of a task that raised (its record's empty shape);
 - ``preflight(cfg, tasks)``: build the first task's agents before any work or write;
 - ``mechanisms(cfg) -> list``: the rules the runner applies to each task (post-processing);
+- ``design(cfg)``: the kind's design (:mod:`fairarena.study.designs`), the fields it reads of a validated
+  design and its answers (model specs, seats per debate, size factors, its whole-design check);
+- ``plan(cfg, tasks, lives)``: ``study plan``'s stand-in debates; ``frame(records)``: the flat results table;
 - ``analyse(root, **options) -> analysis``, ``tables(analysis) -> {name: Table}``, ``files(analysis) ->
   {file name: data}`` (the JSON written beside the tables), ``report(root, **options) -> Report``: the
   finished study's statistics, tables and report.
@@ -57,6 +60,10 @@ class StudyKind:
     """The outcome fields of a record whose task raised (the kind's record shape, empty)."""
     frame_ref: str = ""
     """``frame(records) -> pandas.DataFrame``: the flat results table (:func:`fairarena.study.store.results_frame`)."""
+    design_ref: str = ""
+    """The kind's design class (:mod:`fairarena.study.designs`): ``design(cfg)`` is the validated design's view."""
+    plan_ref: str = ""
+    """``plan(cfg, tasks, lives) -> runs``: ``study plan``'s stand-in debates (:mod:`fairarena.study.plan`)."""
 
     def expand(self, cfg: Any) -> list[Any]:
         return _resolve(self.expand_ref)(cfg)
@@ -73,6 +80,12 @@ class StudyKind:
 
     def mechanisms(self, cfg: Any) -> list[str]:
         return list(_resolve(self.mechanisms_ref)(cfg))
+
+    def design(self, cfg: Any) -> Any:
+        return _resolve(self.design_ref)(cfg)
+
+    def plan(self, cfg: Any, tasks: Any, lives: Any) -> list[Any]:
+        return list(_resolve(self.plan_ref)(cfg, tasks, lives))
 
     def frame(self, records: Any) -> Any:
         return _resolve(self.frame_ref)(records)
@@ -108,7 +121,9 @@ KINDS: dict[str, StudyKind] = {
         files_ref="fairarena.study.analysis:duel_files",
         analysis_type_ref="fairarena.study.analysis:StudyAnalysis",
         failed={"rounds": [], "final": {}, "feasible": {}, "metrics": {}},
-        frame_ref="fairarena.study.store:_duel_frame"),
+        frame_ref="fairarena.study.store:_duel_frame",
+        design_ref="fairarena.study.designs:DuelDesign",
+        plan_ref="fairarena.study.plan:_duel_runs"),
     "council": StudyKind(
         "council", "every member in one debate per instance; the same instance decided by every mechanism",
         expand_ref="fairarena.study.design:expand_council",
@@ -121,7 +136,9 @@ KINDS: dict[str, StudyKind] = {
         files_ref="fairarena.study.kinds:_council_files",
         analysis_type_ref="fairarena.study.council_analysis:CouncilAnalysis",
         failed={"members": [], "rows": []},   # a council record always names its members (records.py)
-        frame_ref="fairarena.study.store:_council_frame"),
+        frame_ref="fairarena.study.store:_council_frame",
+        design_ref="fairarena.study.designs:CouncilDesign",
+        plan_ref="fairarena.study.plan:_council_runs"),
 }
 """Every study kind by name, in the order ``study init`` and the docs list them."""
 

@@ -215,7 +215,9 @@ def plan_study(cfg: StudyConfig, *, tokens_per_s: float | None = None, price_pro
     t0 = time.perf_counter()
     tasks = expand(cfg)
     lives = {s: _live_backend(s) for s in cfg.model_specs}
-    runs = (_council_runs if cfg.kind == "council" else _duel_runs)(cfg, tasks, lives)
+    from fairarena.study.kinds import study_kind
+
+    runs = study_kind(cfg.kind).plan(cfg, tasks, lives)
     patterns = []
     seen_requests: dict[tuple[Any, ...], set[str]] = {}
     for run in runs:
@@ -251,8 +253,7 @@ def plan_study(cfg: StudyConfig, *, tokens_per_s: float | None = None, price_pro
         "token_count": {s: m for s, (_, m) in lives.items()},
         "models": cfg.model_specs, "patterns": patterns,
     }
-    if cfg.kind == "council":
-        out["members"] = cfg.members
+    out.update(cfg.design.plan_fields())   # a council: its members
     live_share = (calls - cached) / max(1, calls)
     rate, source = tokens_per_s, "given"
     if probe:
