@@ -8,7 +8,13 @@ audit. See docs/aggregation.md.
 * :mod:`.rules` — ``RULES``, ``Voter`` (also ``Agent``), ``Profile``, ``Decision``, ``aggregate``;
 * :mod:`.stakeholders` — stakeholder-centric evaluation of a decision (re-exported by
   :mod:`fairarena.evaluation`);
-* :mod:`.io` — proposal files; :mod:`.audit` — the axiom audit.
+* :mod:`.io` — proposal files; :mod:`.audit` — the axiom audit;
+* :mod:`.council` — the six frameworks' council on a cohort (:func:`.council.council`) and the council of
+  any domain through the protocol (``domain_council``: its participants over their optima, candidate-set
+  rules).
+
+No module here names a domain: a cohort or any other instance is reached through
+:mod:`fairarena.domains` (``resolve``, ``DEFAULT_DOMAIN``, the protocol).
 
 Nothing heavy is imported here.
 """
@@ -27,6 +33,8 @@ _LAZY = {
     "OBJECTIVES": "fairarena.aggregation.objectives",
     "utilities": "fairarena.aggregation.objectives",
     "repair_to_feasible": "fairarena.aggregation.repair",
+    "domain_council": "fairarena.aggregation.council",
+    "candidate_profile": "fairarena.aggregation.council",
 }
 
 __all__ = sorted(_LAZY)
