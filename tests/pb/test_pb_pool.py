@@ -87,8 +87,9 @@ def test_council_study_over_several_elections(tmp_path):
     from fairarena.study.analysis import analyse_study
     from fairarena.study.design import expand, preset, to_toml
 
-    cfg = preset("pb-small", cohorts=3)
-    assert cfg.members == list(POOL_KEYS)
+    assert preset("pb").cohorts == len(pool_files()) == len(POOL_ORDER)     # every election of the pool
+    cfg = preset("pb-small")
+    assert cfg.cohorts == 3 and cfg.members == list(POOL_KEYS)
     tasks = expand(cfg)
     assert len({t.key for t in tasks}) == 3                       # one election per cohort: three task keys
     root = tmp_path / "study"

@@ -64,9 +64,6 @@ POOL_ENV = "FAIRARENA_PB_POOL"
 #: the pool's stakeholder groups, the same in every election (module doc)
 POOL_GROUPS = "clusters:3"
 POOL_KEYS = ("cluster_1", "cluster_2", "cluster_3")
-#: the ``pb`` preset's cohorts: the pool with $FAIRARENA_PB_POOL naming Pabulib's folder (its 5 bigger files and
-#: its 272 small instances: 246 elections after the three-cluster filter, docs/pb.md)
-POOL_PRESET_COHORTS = 246
 
 
 def example_path(name: str) -> Path:
@@ -383,16 +380,17 @@ class PBDomain:
                 "model_a": "scripted", "model_b": "scripted", "seeds": [0], "mechanisms": []}
 
     def study_presets(self) -> dict[str, dict[str, Any]]:
-        """``pb``: a council study over every election of the pool (the shipped ones, and with
-        ``FAIRARENA_PB_POOL`` naming Pabulib's folder, its bigger files and the 272 small instances): the three
-        clusters debate (scripted, 3 rounds, joint draft), every candidate-set rule beside it, each row
-        against the city's actual outcome (``vs_city``); ``pb-small``: the five shipped elections' pool."""
+        """``pb``: a council study over every election of the pool, one cohort each (5 shipped elections; 246
+        with ``FAIRARENA_PB_POOL`` naming Pabulib's folder, its 5 bigger files and 272 small instances): the
+        three clusters debate (scripted, 3 rounds, joint draft), every candidate-set rule beside it, each row
+        also measured against the city's actual outcome (``vs_city``); ``pb-small``: its first three (the
+        10-project elections). Listing the presets reads the pool's files (:func:`pool_files`)."""
         if self._instance is not None:
             return {}
-        base = dict(name="pb", kind="council", domain="pb", cohorts=POOL_PRESET_COHORTS, first_cohort_seed=0,
+        base = dict(name="pb", kind="council", domain="pb", cohorts=len(pool_files()), first_cohort_seed=0,
                     rounds=3, closing=["joint-draft"], model_a="scripted", model_b="scripted", seeds=[0],
                     mechanisms=[])
-        return {"pb": base, "pb-small": dict(base, name="pb-small", cohorts=len(POOL_ORDER))}
+        return {"pb": base, "pb-small": dict(base, name="pb-small", cohorts=3)}
 
 
 def domain_for(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
