@@ -6,7 +6,8 @@ and opening it in headless Chromium. Prints figures; not a unit test.
 
 A folder not given is run first (``fairarena study init --preset paper``, for 2,000 with ``cohorts = 167``;
 ``fairarena study run ... --backend processes --workers 2``: about a minute, and several for 2,000).
-Figures, each the best of ``--repeat`` runs, with the load average:
+Figures, each the best of ``--repeat`` runs, with the load average (wall and CPU = user + sys: on a shared
+machine the wall time is the CPU time times the contention):
 
 * ``fairarena study report DIR --out FILE`` as a user runs it (wall time of the whole command; target < 10 s
   at 2,000 debates), beside ``fairarena study stats DIR --json`` (the same analysis without the report: the
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -38,9 +40,17 @@ def load() -> str:
 
 
 def wall(cmd: list[str]) -> float:
+    return timed(cmd)[0]
+
+
+def timed(cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU (user + sys of the child) seconds of a command."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t0
+    t = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def run_study(tmp: Path, cohorts: int) -> Path:
@@ -106,11 +116,12 @@ def main() -> None:
         root = root or run_study(tmp, cohorts)
         out = tmp / f"report{n}.html"
         wall([*CLI, "stats", str(root), "--json"])            # the traces cache, as after `study stats`
-        stats = min(wall([*CLI, "stats", str(root), "--json"]) for _ in range(a.repeat))
-        ts = [wall([*CLI, "report", str(root), "--out", str(out)]) for _ in range(a.repeat)]
+        stats = min(timed([*CLI, "stats", str(root), "--json"]) for _ in range(a.repeat))
+        ts = min(timed([*CLI, "report", str(root), "--out", str(out)]) for _ in range(a.repeat))
         text = out.read_text(encoding="utf-8")
         size = re.search(r'class="dd-size">([^<]*)', text)
-        print(f"{n} debates: study report {min(ts):.2f} s, study stats {stats:.2f} s (best of {a.repeat}; {load()}); "
+        print(f"{n} debates: study report {ts[0]:.2f} s wall, {ts[1]:.2f} s CPU; study stats {stats[0]:.2f} s wall, "
+              f"{stats[1]:.2f} s CPU (best of {a.repeat}; {load()}); "
               f"file {out.stat().st_size / 1e6:.2f} MB; {size.group(1) if size else 'no compressed bodies'}")
         best = None
         for _ in range(a.repeat):
