@@ -186,3 +186,17 @@ def test_run_refuses_a_welfare_objective_on_a_problem_without_welfare_data(regis
     files = _files(tmp_path, ["utilitarian", "rawlsian", "rawlsian"])
     r = CliRunner().invoke(app, ["aggregate", "run", *files, "--rule", "mean", "--domain", registered])
     assert r.exit_code == 2 and r.output.startswith("error: survival = None") and len(r.output.splitlines()) == 1
+
+
+def test_evaluate_reads_the_instance_through_the_domain(registered, tmp_path):
+    files = _files(tmp_path, ["rawlsian", "egalitarian", "rawlsian"])
+    (tmp_path / "decision.json").write_text(json.dumps({"allocation": {"P1": {"seat": 1}}}))
+    r = CliRunner().invoke(app, ["evaluate", files[0], files[1], "--agents", files[3], "--decision",
+                                 str(tmp_path / "decision.json"), "--domain", registered, "--json"])
+    assert r.exit_code == 0, r.output
+    ev = json.loads(r.stdout)
+    # one seat for three: every allocation leaves someone unseated, so the minimum CNSS (rawlsian a, c) is 0
+    # everywhere (indifferent agents: utility 1), and any one seated person gives the Gini of CNSS its
+    # worst value (n - 1) / n = 2/3 (egalitarian b: utility 0 at its own proposal too)
+    assert [s["name"] for s in ev["stakeholders"]] == ["a", "b", "c"]
+    assert [s["utility"] for s in ev["stakeholders"]] == pytest.approx([1.0, 0.0, 1.0])
