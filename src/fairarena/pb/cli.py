@@ -23,14 +23,21 @@ def compare_cmd(
     seed: int = typer.Option(0, "--seed", help="Seed of the clusters and the debate."),
     min_group: int = typer.Option(10, "--min-group", help="Groups with fewer voters are left out of the stakeholder "
                                                           "groups (their votes still count)."),
-    no_debate: bool = typer.Option(False, "--no-debate", help="Leave the scripted debate out."),
+    no_debate: bool = typer.Option(False, "--no-debate", help="Leave the groups' debate out."),
+    model: str = typer.Option("scripted", "--model", help="The groups' debate agents: scripted (each proposes its "
+                                                          "optimum) or a model spec (openai:MODEL@URL, llamacpp:..., "
+                                                          "scripted:NAME), one agent per group."),
+    rounds: int = typer.Option(3, "--rounds", help="Debate rounds before the joint draft (1..10)."),
+    cache: Optional[str] = typer.Option(None, "--cache", help="SQLite response cache of the model (replay/resume)."),
+    offline: bool = typer.Option(False, "--offline", help="Replay from --cache only; never call a model."),
+    max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Call budget of the model."),
     axioms: bool = typer.Option(False, "--axioms", help="Check EJR and PJR with pabutools (approval, <= 10 projects; "
                                                         "slow with many voters)."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     plot_path: Optional[str] = typer.Option(None, "--plot", help="Write a PNG: approvals vs the worst-off group, "
                                                                   "one point per row."),
 ) -> None:
-    """Every PB rule, the feasible-set rules over the groups, a scripted debate and the city's outcome."""
+    """Every PB rule, the feasible-set rules over the groups, the groups' debate and the city's outcome."""
     from fairarena.pb.compare import compare, table
     from fairarena.pb.domain import example_path
     from fairarena.pb.election import read_election
@@ -42,14 +49,27 @@ def compare_cmd(
     if utility not in GROUP_UTILITIES:
         raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
     check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
+    from pathlib import Path
+
+    from fairarena.pb.agents import check_model
+
+    check_model(model, "--model")
+    check_int(rounds, "--rounds", low=1, high=10, unit="rounds")
+    if max_calls is not None:
+        check_int(max_calls, "--max-calls", low=1, high=10**9, unit="calls")
+    if offline and cache is None:
+        raise InputError("--offline", "true", "a --cache file to replay from")
+    if cache is not None and (not cache or Path(cache).is_dir() or not Path(cache).resolve().parent.is_dir()):
+        raise InputError("--cache", cache, "a file path in an existing folder")
     path = file if file is not None else str(example_path("wieliczka"))
     read_election(path)                      # a bad file: one line, exit 2, before any work
     if plot_path is not None:
-        from pathlib import Path
-
         if not plot_path.lower().endswith(".png") or not Path(plot_path).resolve().parent.is_dir():
             raise InputError("--plot", plot_path, "a .png path in an existing folder")
-    result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms, min_group=min_group)
+    build = {k: v for k, v in (("cache", cache), ("offline", offline or None), ("max_calls", max_calls))
+             if v is not None} if model != "scripted" else {}
+    result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms, min_group=min_group,
+                     model=model, rounds=rounds, **build)
     if plot_path is not None:
         from fairarena.pb.compare import plot
 

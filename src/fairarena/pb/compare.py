@@ -1,9 +1,9 @@
 """Every rule on one election, side by side: ``fairarena pb compare``.
 
 Rows: the PB rules (greedy, Equal Shares with the add1 completion, sequential Phragmén, max-utilitarian), the
-feasible-set rules over the stakeholder groups (utilitarian, Nash, leximin, group max-min), a scripted debate of
-the group agents (each proposes its own optimum; the joint draft is the final whose worst-off group fares best:
-:func:`fairarena.conformance.agents.optimum_agents`, 3 rounds) and the city's actual outcome. Each row: the funded
+feasible-set rules over the stakeholder groups (utilitarian, Nash, leximin, group max-min), a debate of the group
+agents (:mod:`fairarena.pb.agents`; scripted by default: each proposes its own optimum, the joint draft is the
+final whose worst-off group fares best, 3 rounds; ``model``: language-model groups) and the city's actual outcome. Each row: the funded
 projects, the domain's metrics (approvals satisfied, budget used, Gini of the group utilities, the worst-off
 group, each group's utility and budget share), its distance from the city's outcome (projects in one set and not
 the other; the budget on them, as a share of the budget), and EJR/PJR (pabutools' ``is_EJR_approval`` and
@@ -37,18 +37,35 @@ def _axioms(e: Any, mask: np.ndarray) -> dict[str, Any]:
             "PJR": bool(is_PJR_approval(inst, prof, Cost_Sat, chosen)), "axioms_note": "pabutools, Cost_Sat"}
 
 
-def _debate(d: Any, inst: Any, seed: int) -> np.ndarray:
+def _debate(d: Any, inst: Any, seed: int, model: str = "scripted", rounds: int = 3,
+            **build: Any) -> tuple[np.ndarray, dict[str, Any]]:
+    """The groups' debate (:mod:`fairarena.pb.agents`): the joint draft's projects (none when the debate ends
+    without a valid joint draft) and what happened (status, error, model, rounds, model usage)."""
     from fairarena.allocation.problem import allocation_from_mapping
     from fairarena.arena.protocol import DebateConfig
     from fairarena.arena.result import run_debate
-    from fairarena.conformance.agents import optimum_agents
+    from fairarena.errors import InputError
+    from fairarena.pb.agents import group_agents
 
-    res = run_debate(inst, optimum_agents(d, inst), config=DebateConfig(rounds=3, closing="joint-draft", seed=seed),
-                     domain=d)
+    res = run_debate(inst, group_agents(d, inst, model, **build),
+                     config=DebateConfig(rounds=rounds, closing="joint-draft", seed=seed), domain=d)
+    info = {"model": model, "status": res.status, "error": res.error, "rounds": len(res.rounds),
+            "usage": res.usage}
     joint = (res.final or {}).get("joint") or {}
+    empty = np.zeros(len(inst.costs), dtype=bool)
     if res.status != "ok" or not joint.get("allocation"):
-        return np.zeros(len(inst.costs), dtype=bool)
-    return inst.mask(allocation_from_mapping(d.problem(inst), joint["allocation"], "joint"))
+        info["note"] = (f"no valid joint draft (debate {res.status}{': ' + str(res.error) if res.error else ''}): "
+                        "nothing funded")
+        return empty, info
+    try:
+        x = allocation_from_mapping(d.problem(inst), joint["allocation"], "joint")
+    except InputError as exc:
+        info["note"] = f"the joint draft is not an allocation ({exc}): nothing funded"
+        return empty, info
+    if d.violations(inst, x):
+        info["note"] = f"the joint draft is not feasible ({'; '.join(d.violations(inst, x))}): nothing funded"
+        return empty, info
+    return inst.mask(x), info
 
 
 def _aggregation_rows(d: Any, inst: Any, seed: int) -> list[dict[str, Any]]:
@@ -80,8 +97,10 @@ def _aggregation_rows(d: Any, inst: Any, seed: int) -> list[dict[str, Any]]:
 
 def compare(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
             debate: bool = True, axioms: bool = False, min_group: int | None = None,
-            aggregation: bool = True) -> dict[str, Any]:
-    """Every row on the election at ``path`` (module doc), as JSON data."""
+            aggregation: bool = True, model: str = "scripted", rounds: int = 3, **build: Any) -> dict[str, Any]:
+    """Every row on the election at ``path`` (module doc), as JSON data. ``model``: the groups' debate agents
+    (:mod:`fairarena.pb.agents`: ``scripted`` or a model spec; ``build``: the model's ``cache``, ``offline``,
+    ``max_calls``); the debate row holds what happened under ``debate``."""
     from fairarena.pb import rules as pbr
     from fairarena.pb.domain import PBDomain, instance_of
     from fairarena.pb.election import read_election
@@ -100,8 +119,14 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
     for r in FEASIBLE_SET_RULES:
         mask, how = feasible_set_rule(r, g.coef, e.costs, e.budget)
         decided.append((r, "over groups", mask, how))
+    debate_info: dict[str, Any] | None = None
     if debate:
-        decided.append(("debate", "scripted group agents", _debate(d, inst, seed), "optimum agents, joint draft, 3 rounds"))
+        dmask, debate_info = _debate(d, inst, seed, model, rounds, **build)
+        scripted = model == "scripted"
+        how = (f"optimum agents, joint draft, {rounds} rounds" if scripted
+               else f"{model}, joint draft, {rounds} rounds")
+        decided.append(("debate", "scripted group agents" if scripted else "language-model group agents", dmask,
+                        how + (f"; {debate_info['note']}" if "note" in debate_info else "")))
     agg = _aggregation_rows(d, inst, seed) if aggregation else []
     actual = e.index(e.selected) if e.selected is not None else None
     if actual is not None:
@@ -114,6 +139,8 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
             diff = mask ^ actual
             row["distance"] = {"projects": int(diff.sum()), "budget": float(e.costs[diff].sum() / e.budget)}
         row.update(_axioms(e, mask) if axioms else {"EJR": None, "PJR": None, "axioms_note": "not checked (--axioms)"})
+        if name == "debate":
+            row["debate"] = debate_info
         rows.append(row)
         if name == FEASIBLE_SET_RULES[-1]:
             for arow in agg:                       # the aggregation rows after the feasible-set rules

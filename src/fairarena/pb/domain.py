@@ -73,8 +73,22 @@ def example_path(name: str) -> Path:
 
 
 def slug(name: str) -> str:
-    s = name.replace("<", "lt").replace("+", "plus").replace(" ", "_")
-    return re.sub(r"[^A-Za-z0-9_-]", "", s) or "group"
+    """A group's name as an agent and metric key: letters, digits, ``_`` and ``-``, starting with a letter, at
+    most 32 characters (the arena's agent names)."""
+    s = re.sub(r"[^A-Za-z0-9_-]", "", name.replace("<", "lt").replace("+", "plus").replace(" ", "_"))
+    if not s[:1].isalpha():
+        s = "g_" + s
+    return s[:32].rstrip("_-") or "group"
+
+
+def _keys(groups: tuple[str, ...]) -> tuple[str, ...]:
+    out: list[str] = []
+    for g in groups:
+        k, n = slug(g), 2
+        while k in out:                         # two names with the same key: _2, _3, ... within 32 characters
+            k, n = f"{slug(g)[:32 - len(str(n)) - 1]}_{n}", n + 1
+        out.append(k)
+    return tuple(out)
 
 
 def _pool_candidates(extra: str) -> list[Path]:
@@ -144,7 +158,7 @@ class PBInstance:
 
     @property
     def keys(self) -> tuple[str, ...]:
-        return tuple(slug(g) for g in self.groups)
+        return _keys(self.groups)
 
     def mask(self, x: Any) -> np.ndarray:
         x = np.asarray(x, dtype=float).reshape(len(self.costs), -1)[:, 0]
@@ -332,9 +346,12 @@ class PBDomain:
 
     # -- participants -----------------------------------------------------------------------------------
     def participants(self, inst: PBInstance) -> list[Participant]:
+        from fairarena.arena.prompts import quote
+
+        # a group's name is data from the file: quoted, one line, at most 60 characters
         return [Participant(k, "stakeholder", {f"u:{k}": 1.0},
-                            f"The voters of the group '{g}' ({int(n)} of {int(inst.sizes.sum())}): fund the projects "
-                            f"they support most, within the budget.", data=g)
+                            f"The voters of the group <group>{quote(g, 60)}</group> ({int(n)} of {int(inst.sizes.sum())}): "
+                            f"fund the projects they support most, within the budget.", data=g)
                 for g, k, n in zip(inst.groups, inst.keys, inst.sizes)]
 
     def value(self, inst: PBInstance, participant: Participant, x: np.ndarray) -> float:
@@ -351,13 +368,15 @@ class PBDomain:
     def render(self, inst: PBInstance) -> str:
         from fairarena.arena.prompts import cell, number
 
-        head = ["project", "cost", "support"] + [f"share of {g}" for g in inst.groups] + ["name"]
+        from fairarena.arena.prompts import excerpt
+
+        head = ["project", "cost", "support"] + [f"share of {excerpt(g, 60)}" for g in inst.groups] + ["name"]
         lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
         for j, pid in enumerate(inst.project_ids):
             vals = [pid, number(inst.costs[j]), number(round(float(inst.support[j]), 3))]
             vals += [f"{inst.coef[g, j]:.3f}" for g in range(len(inst.groups))]
-            lines.append("| " + " | ".join(cell(v) for v in vals + [inst.names[j]]) + " |")
-        return (f"{cell(inst.title)}: budget {number(inst.budget)}. Projects, their cost, their support and each "
+            lines.append("| " + " | ".join(cell(v) for v in vals + [excerpt(inst.names[j], 60)]) + " |")
+        return (f"{cell(excerpt(inst.title, 120))}: budget {number(inst.budget)}. Projects, their cost, their support and each "
                 f"group's utility for funding them:\n" + "\n".join(lines))
 
     def rules(self, problem: Any) -> str:
