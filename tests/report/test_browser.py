@@ -214,7 +214,7 @@ def test_study_report_from_a_real_scripted_study_renders_in_headless_chromium(tm
         assert js("return document.querySelectorAll('#emergence table.fa').length") == 5
         svg = js("return [...document.querySelectorAll('#emergence svg, #figures svg')].map(s => "
                  "[s.getBoundingClientRect().width, s.querySelectorAll('path').length])")
-        assert len(svg) == 2 + 3 + 1 + 2 * 3         # + joint vs sides and a slopegraph per focus metric
+        assert len(svg) == 2 + 3 + 1 + 2             # + joint vs sides and slopegraphs (a row per focus metric)
         assert all(n > 20 for _, n in svg)
         assert all(w > 200 for w, _ in svg[:2])                  # the visible tab's figures have a size
         drv.save_screenshot(str(OUT / "study_report_emergence.png"))

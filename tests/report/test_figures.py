@@ -55,12 +55,20 @@ def test_joint_vs_sides_counts_points_per_cohort_as_the_obvious_code():
                 points.append({"cohort": cohort, "opponent": opp, "a": a, "b": None if cohort == 6 else b,
                                "joint": joint})
     points.append({"cohort": 9, "opponent": "baseline", "a": float("nan"), "b": 1.0, "joint": 2.0})
+    other = [{**p, "joint": p["a"]} for p in points]                   # a second metric: joint = A everywhere
+    fig = joint_vs_sides_figure({"esg": points, "gini": other}, directions={"esg": "higher", "gini": "lower"})
+    assert len(fig.axes) == 4
+    for ax, (metric, pts, direction, side, who) in zip(fig.axes, [
+            ("esg", points, "higher", "a", "A"), ("esg", points, "higher", "b", "opponent"),
+            ("gini", other, "lower", "a", "A"), ("gini", other, "lower", "b", "opponent")]):
+        n, b, e, w = _obvious_counts(pts, side, direction)
+        assert ax.get_title() == f"{metric}, joint vs {who}: of {n} points, joint better {b}, equal {e}, worse {w}"
+        assert sum(len(c.get_offsets()) for c in ax.collections) == n
+    assert fig.axes[2].get_title().endswith("of 14 points, joint better 0, equal 14, worse 0")   # joint = A
     for direction in ("higher", "lower"):
-        fig = joint_vs_sides_figure(points, "esg", direction=direction)
-        for ax, side, who in zip(fig.axes, ("a", "b"), ("A", "opponent")):
-            n, b, e, w = _obvious_counts(points, side, direction)
-            assert ax.get_title() == f"joint vs {who}: of {n} points, joint better {b}, equal {e}, worse {w}"
-            assert sum(len(c.get_offsets()) for c in ax.collections) == n
+        ax = joint_vs_sides_figure({"esg": points}, directions={"esg": direction}).axes[0]
+        n, b, e, w = _obvious_counts(points, "a", direction)
+        assert ax.get_title() == f"esg, joint vs A: of {n} points, joint better {b}, equal {e}, worse {w}"
 
 
 def test_slopegraph_draws_the_mean_per_framework():
@@ -71,8 +79,11 @@ def test_slopegraph_draws_the_mean_per_framework():
     lines = [{"framework": fw, "opponent": "baseline", "side": side, "values": (k, k + 1.0, k + d)}
              for k, fw in enumerate(("utilitarian", "rawlsian")) for side in ("A", "opponent") for d in (0.0, 4.0)]
     lines.append({"framework": "rawlsian", "opponent": "baseline", "side": "A", "values": (float("nan"), 1.0, 1.0)})
-    fig = slopegraph_figure(lines, "esg")
+    fig = slopegraph_figure({"esg": lines, "rmg": lines[:4]})
     ax = fig.axes[0]
     means = {ln.get_label(): ln.get_ydata() for ln in ax.get_lines() if not ln.get_label().startswith("_")}
     assert np.allclose(means["utilitarian"], [0, 1, 2]) and np.allclose(means["rawlsian"], [1, 2, 3])
-    assert [a.get_title() for a in fig.axes] == ["A vs baseline: A", "A vs baseline: baseline"]
+    assert [a.get_title() for a in fig.axes] == ["esg, A vs baseline: A", "esg, A vs baseline: baseline",
+                                                 "rmg, A vs baseline: A", "rmg, A vs baseline: baseline"]
+    grey = [ln for ln in ax.get_lines() if ln.get_label().startswith("_")]
+    assert len(grey) == 1 and np.isnan(grey[0].get_ydata()).sum() == 4      # 4 distinct finite debate lines

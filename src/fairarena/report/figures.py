@@ -117,90 +117,98 @@ def _finite(*xs: object) -> bool:
     return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
 
 
-def joint_vs_sides_figure(points: Sequence[Mapping[str, object]], metric: str, *, direction: str = "higher",
-                          opponents: Sequence[str] = ()) -> Figure:
-    """Two panels: the joint recommendation against A's final (left) and against the opponent's final
-    (right), one point per cohort and opponent (``points``: dicts with ``cohort``, ``opponent``, ``a``,
-    ``b``, ``joint`` -- the metric's values of one debate; averaged per cohort and opponent; missing or
-    non-finite values skipped), the diagonal y = x, and per panel how many points the joint is better, equal
-    (within 1e-9, relative) and worse (better: above the diagonal for ``direction="higher"``)."""
-    opponents = list(opponents) or list(dict.fromkeys(str(p["opponent"]) for p in points))
-    acc: dict[tuple[object, str], list[list[float]]] = {}
-    for p in points:
-        for k, side in enumerate(("a", "b")):
-            if _finite(p.get(side), p.get("joint")):
-                cell = acc.setdefault((p["cohort"], str(p["opponent"])), [[], [], [], []])
-                cell[2 * k].append(float(p[side]))          # type: ignore[arg-type]
-                cell[2 * k + 1].append(float(p["joint"]))   # type: ignore[arg-type]
-    fig = Figure(figsize=(9.0, 3.6), layout="constrained")
-    axes = fig.subplots(1, 2, squeeze=False)[0]
-    for k, (ax, who) in enumerate(zip(axes, ("A", "opponent"))):
-        xs_all, ys_all, better = [], [], 0
-        for j, opp in enumerate(opponents):
-            xs, ys = [], []
-            for (_, o), cell in acc.items():
-                if o == opp and cell[2 * k]:
-                    xs.append(float(np.mean(cell[2 * k])))
-                    ys.append(float(np.mean(cell[2 * k + 1])))
-            ax.scatter(xs, ys, s=14, alpha=0.75, color=OPPONENT_COLOURS[j % len(OPPONENT_COLOURS)],
-                       label=f"A vs {opp}", edgecolors="none")
-            xs_all += xs
-            ys_all += ys
-        sign = 1.0 if direction == "higher" else -1.0
-        tol = [1e-9 * max(1.0, abs(x)) for x in xs_all]
-        better = sum(sign * (y - x) > t for x, y, t in zip(xs_all, ys_all, tol))
-        worse = sum(sign * (x - y) > t for x, y, t in zip(xs_all, ys_all, tol))
-        if xs_all:
-            lo, hi = min(xs_all + ys_all), max(xs_all + ys_all)
-            pad = (hi - lo) * 0.05 or 0.01
-            ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=0.8, ls=":")
-        ax.set_xlabel(f"{who}'s final {metric}", fontsize=8)
-        ax.set_ylabel(f"joint {metric}", fontsize=8)
-        ax.set_title(f"joint vs {who}: of {len(xs_all)} points, joint better {better}, equal "
-                     f"{len(xs_all) - better - worse}, worse {worse}", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=7, frameon=False)
-    fig.suptitle(f"{metric} ({direction} is better): joint recommendation against each side, one point per cohort",
-                 fontsize=9)
+def joint_vs_sides_figure(points: Mapping[str, Sequence[Mapping[str, object]]], *,
+                          directions: Mapping[str, str] | None = None, opponents: Sequence[str] = ()) -> Figure:
+    """Per metric (a row; ``points``: metric -> dicts with ``cohort``, ``opponent``, ``a``, ``b``, ``joint``,
+    the metric's values of one debate), two panels: the joint recommendation against A's final (left) and
+    against the opponent's final (right), one point per cohort and opponent (the mean of its debates;
+    missing or non-finite values skipped), the diagonal y = x, and in each panel's title how many points
+    the joint is better, equal (within 1e-9, relative) and worse (better: above the diagonal when the
+    metric's direction is "higher")."""
+    metrics = list(points)
+    fig = Figure(figsize=(9.0, 2.9 * len(metrics) + 0.4), layout="constrained")
+    axes = fig.subplots(len(metrics), 2, squeeze=False)
+    for row, metric in enumerate(metrics):
+        pts = points[metric]
+        direction = (directions or {}).get(metric, "higher")
+        opps = list(opponents) or list(dict.fromkeys(str(p["opponent"]) for p in pts))
+        acc: dict[tuple[object, str], list[list[float]]] = {}
+        for p in pts:
+            for k, side in enumerate(("a", "b")):
+                if _finite(p.get(side), p.get("joint")):
+                    cell = acc.setdefault((p["cohort"], str(p["opponent"])), [[], [], [], []])
+                    cell[2 * k].append(float(p[side]))          # type: ignore[arg-type]
+                    cell[2 * k + 1].append(float(p["joint"]))   # type: ignore[arg-type]
+        for k, who in enumerate(("A", "opponent")):
+            ax = axes[row][k]
+            xs_all: list[float] = []
+            ys_all: list[float] = []
+            for j, opp in enumerate(opps):
+                xs = [float(np.mean(c[2 * k])) for (_, o), c in acc.items() if o == opp and c[2 * k]]
+                ys = [float(np.mean(c[2 * k + 1])) for (_, o), c in acc.items() if o == opp and c[2 * k]]
+                ax.scatter(xs, ys, s=14, alpha=0.75, color=OPPONENT_COLOURS[j % len(OPPONENT_COLOURS)],
+                           label=f"A vs {opp}", edgecolors="none")
+                xs_all += xs
+                ys_all += ys
+            sign = 1.0 if direction == "higher" else -1.0
+            tol = [1e-9 * max(1.0, abs(x)) for x in xs_all]
+            better = sum(sign * (y - x) > t for x, y, t in zip(xs_all, ys_all, tol))
+            worse = sum(sign * (x - y) > t for x, y, t in zip(xs_all, ys_all, tol))
+            if xs_all:
+                lo, hi = min(xs_all + ys_all), max(xs_all + ys_all)
+                pad = (hi - lo) * 0.05 or 0.01
+                ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=0.8, ls=":")
+            ax.set_xlabel(f"{who}'s final {metric}", fontsize=8)
+            ax.set_ylabel(f"joint {metric} ({direction} is better)", fontsize=8)
+            ax.set_title(f"{metric}, joint vs {who}: of {len(xs_all)} points, joint better {better}, equal "
+                         f"{len(xs_all) - better - worse}, worse {worse}", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(alpha=0.3)
+    handles, labels = axes[0][1].get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside upper center", ncols=len(labels), fontsize=7, frameon=False)
     return fig
 
 
-def slopegraph_figure(lines: Sequence[Mapping[str, object]], metric: str, *, direction: str = "higher",
-                      frameworks: Sequence[str] = (), opponents: Sequence[str] = ()) -> Figure:
-    """Slopegraphs from round 1 to final to joint: one panel per side (A, its opponent) and opponent;
-    ``lines``: dicts with ``framework``, ``opponent``, ``side`` ("A" or "opponent") and ``values``, the
-    metric at round 1, final and joint of one debate (non-finite values end a line). Each debate a thin grey
-    line, the mean per framework a coloured line with points."""
-    frameworks = list(frameworks) or list(dict.fromkeys(str(x["framework"]) for x in lines))
-    opponents = list(opponents) or list(dict.fromkeys(str(x["opponent"]) for x in lines))
+def slopegraph_figure(lines: Mapping[str, Sequence[Mapping[str, object]]], *,
+                      directions: Mapping[str, str] | None = None, frameworks: Sequence[str] = (),
+                      opponents: Sequence[str] = ()) -> Figure:
+    """Slopegraphs from round 1 to final to joint: per metric (a row; ``lines``: metric -> dicts with
+    ``framework``, ``opponent``, ``side`` ("A" or "opponent") and ``values``, the metric at round 1, final
+    and joint of one debate), a panel per side and opponent. Each distinct debate line thin grey (lines with
+    a non-finite value left out), the mean per framework a coloured line with points."""
+    metrics = list(lines)
+    first = [x for m in metrics for x in lines[m]]
+    frameworks = list(frameworks) or list(dict.fromkeys(str(x["framework"]) for x in first))
+    opponents = list(opponents) or list(dict.fromkeys(str(x["opponent"]) for x in first))
     stages = ("round 1", "final", "joint")
-    fig = Figure(figsize=(2.6 * 2 * len(opponents) + 1.0, 3.4), layout="constrained")
-    axes = fig.subplots(1, 2 * len(opponents), sharey=True, squeeze=False)[0]
-    for j, opp in enumerate(opponents):
-        for k, side in enumerate(("A", "opponent")):
-            ax = axes[2 * j + k]
-            grey_x: list[float] = []
-            grey_y: list[float] = []
-            for fi, fw in enumerate(frameworks):
-                vals = [list(map(float, x["values"])) for x in lines       # type: ignore[call-overload]
-                        if x["opponent"] == opp and x["side"] == side and x["framework"] == fw
-                        and all(_finite(v) for v in x["values"])]           # type: ignore[attr-defined]
-                for v in vals:
-                    grey_x += [0, 1, 2, math.nan]
-                    grey_y += [*v, math.nan]
-                if vals:
-                    mean = np.mean(np.array(vals), axis=0)
-                    ax.plot(range(3), mean, "-o", color=FRAMEWORK_COLOURS[fi % len(FRAMEWORK_COLOURS)], lw=1.8,
-                            ms=4, label=fw, zorder=3)
-            ax.plot(grey_x, grey_y, color="#9aa3ad", lw=0.5, alpha=0.35, zorder=1)   # one path for every debate
-            ax.set_xticks(range(3), stages, fontsize=7)
-            ax.set_xlim(-0.2, 2.2)
-            ax.tick_params(labelsize=7)
-            ax.grid(axis="y", alpha=0.3)
-            ax.set_title(f"A vs {opp}: {'A' if side == 'A' else opp}", fontsize=8)
-    axes[0].set_ylabel(f"{metric} ({direction} is better)", fontsize=8)
-    handles, labels = axes[0].get_legend_handles_labels()
+    fig = Figure(figsize=(2.6 * 2 * len(opponents) + 1.0, 2.8 * len(metrics) + 0.5), layout="constrained")
+    axes = fig.subplots(len(metrics), 2 * len(opponents), squeeze=False)
+    for row, metric in enumerate(metrics):
+        direction = (directions or {}).get(metric, "higher")
+        for j, opp in enumerate(opponents):
+            for k, side in enumerate(("A", "opponent")):
+                ax = axes[row][2 * j + k]
+                grey: set[tuple[float, ...]] = set()
+                for fi, fw in enumerate(frameworks):
+                    vals = [tuple(map(float, x["values"])) for x in lines[metric]   # type: ignore[call-overload]
+                            if x["opponent"] == opp and x["side"] == side and x["framework"] == fw
+                            and all(_finite(v) for v in x["values"])]               # type: ignore[attr-defined]
+                    grey.update(vals)
+                    if vals:
+                        mean = np.mean(np.array(vals), axis=0)
+                        ax.plot(range(3), mean, "-o", color=FRAMEWORK_COLOURS[fi % len(FRAMEWORK_COLOURS)], lw=1.8,
+                                ms=4, label=fw, zorder=3)
+                gx = [x for _ in grey for x in (0.0, 1.0, 2.0, math.nan)]
+                gy = [y for v in sorted(grey) for y in (*v, math.nan)]
+                ax.plot(gx, gy, color="#9aa3ad", lw=0.5, alpha=0.35, zorder=1)   # one path for every debate
+                ax.set_xticks(range(3), stages, fontsize=7)
+                ax.set_xlim(-0.2, 2.2)
+                ax.tick_params(labelsize=7)
+                ax.grid(axis="y", alpha=0.3)
+                ax.set_title(f"{metric}, A vs {opp}: {'A' if side == 'A' else opp}", fontsize=8)
+        axes[row][0].set_ylabel(f"{metric} ({direction} is better)", fontsize=8)
+    handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside upper center", ncols=min(len(labels), 6), fontsize=7, frameon=False)
     return fig

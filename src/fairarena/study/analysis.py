@@ -618,19 +618,19 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     limit = len(recs) if details is None else details
     cache: dict[str, list[Any]] = {}
     items = [_debate_item(root, r, k < limit, cache) for k, r in enumerate(recs)]
-    side_figs = []
+    pts_by, lines_by = {}, {}
     for m in focus:
-        points, lines = _side_values(recs, m)
-        d = st.directions.get(m, "higher")
-        side_figs += [FigureBlock(joint_vs_sides_figure(points, m, direction=d, opponents=st.opponents),
-                                  caption=f"{m}: the joint recommendation against A's final and against the opponent's "
-                                          "final, one point per cohort and opponent (mean over frameworks); dotted: y = x.",
-                                  alt=f"joint vs A and joint vs opponent, {m}"),
-                      FigureBlock(slopegraph_figure(lines, m, direction=d, frameworks=st.frameworks,
-                                                    opponents=st.opponents),
-                                  caption=f"{m}: each side from its round-1 proposal to its final and to the joint "
-                                          "recommendation; grey: one debate, coloured: the mean per framework.",
-                                  alt=f"slopegraph round 1, final, joint, {m}")]
+        pts_by[m], lines_by[m] = _side_values(recs, m)
+    side_figs = [
+        FigureBlock(joint_vs_sides_figure(pts_by, directions=st.directions, opponents=st.opponents),
+                    caption="The joint recommendation against A's final and against the opponent's final, one point "
+                            "per cohort and opponent (mean over frameworks); dotted: y = x.",
+                    alt="joint vs A and joint vs opponent per cohort"),
+        FigureBlock(slopegraph_figure(lines_by, directions=st.directions, frameworks=st.frameworks,
+                                      opponents=st.opponents),
+                    caption="Each side from its round-1 proposal to its final and to the joint recommendation; grey: "
+                            "one debate, coloured: the mean per framework.",
+                    alt="slopegraphs round 1, final, joint")] if focus else []
     prov = meta.get("provenance") or {}
     sections = [
         Section("Study", [KeyValues({"folder": str(root), **{k: v for k, v in an.status.items() if k != "failed_keys"}},
