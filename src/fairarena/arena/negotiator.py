@@ -60,6 +60,13 @@ solution of the finals.
   ``lambda = 1 - (1 - c) / 2^k`` (0.95, 0.975, ... for c = 0.9).
 
 Justifications and critiques are generated from templates naming the metric values.
+
+**Which negotiator plays a domain.** The procedure above (:class:`Negotiator`) is the need-satisfaction
+negotiator a domain may supply as its ``scripted_negotiator`` (triage does): the aligned welfares are read
+from the domain's participants (``welfare_form``: a framework's objective as a welfare of CNSS, the weights
+from the domain, never retyped here) and the tie-break weights from ``tiebreak_weights``. Any other domain
+is played by :class:`ObjectiveNegotiator`: the participant's objective over the domain's metrics, its
+optimum as the opening, concessions toward the others over valid allocations, a Nash bargaining closing.
 """
 
 from __future__ import annotations
@@ -435,7 +442,7 @@ class _NashModel:
 
 
 def nash_bargain(problem: AllocationProblem, welfares: dict[str, Welfare], ideals: dict[str, float],
-                 finals: dict[str, np.ndarray], tol: float = BARGAIN_TOL) -> Bargain:
+                 finals: dict[str, np.ndarray], tol: float = BARGAIN_TOL, weights: np.ndarray | None = None) -> Bargain:
     """The Nash bargaining solution (Nash 1950) of participants with concave welfares ``W_k`` over the
     feasible allocations: maximise ``prod_k (W_k(x) - d_k)`` subject to ``W_k(x) >= d_k``, with the
     disagreement value ``d_k = min_f W_k(f)`` over the valid ``finals`` (the worst final for k: nobody
@@ -462,7 +469,9 @@ def nash_bargain(problem: AllocationProblem, welfares: dict[str, Welfare], ideal
     if model.u:
         x, info = _nash(model, np.zeros(len(model.u)), tol, info)
     else:
-        x = model.m.lexicographic([(model.m.weighted_cnss(problem.survival), "max")])
+        # everyone indifferent: the tie-break welfare (``weights`` of CNSS; default equal weights)
+        w = np.full(problem.n, 1.0 / problem.n) if weights is None else np.asarray(weights, dtype=float)
+        x = model.m.lexicographic([(model.m.weighted_cnss(w), "max")])
     return Bargain(x, names, dict(zip(names, map(float, d))), dict(zip(names, map(float, best))),
                    {k: welfares[k].value(problem, x) for k in names}, list(finals), info)
 
@@ -566,9 +575,16 @@ class Negotiator:
             self._welfare = wf
         return self._welfare
 
+    def tiebreak_weights(self) -> np.ndarray:
+        """The CNSS weights of its tie-break stage (the domain's ``tiebreak_weights``: triage's ESG weights;
+        a domain without them: equal weights)."""
+        own = getattr(self.domain, "tiebreak_weights", None)
+        return (np.asarray(own(self.problem), dtype=float) if callable(own)
+                else np.full(self.problem.n, 1.0 / self.problem.n))
+
     def _tiebreaks(self, m: AllocationMILP) -> list[Stage]:
         p = self.problem
-        esg = (m.weighted_cnss(p.survival), "max")
+        esg = (m.weighted_cnss(self.tiebreak_weights()), "max")
         if self.profile.kind == "aligned" and self.profile.framework == "utilitarian":
             return [(m.min_cnss(), "max")]
         if self.profile.kind == "aligned" and self.profile.framework == "egalitarian":
@@ -831,7 +847,7 @@ class Negotiator:
         with _BARGAINS_LOCK:
             hit = _BARGAINS.get(key)
         if hit is None:
-            hit = nash_bargain(self.problem, welfares, ideals, finals)
+            hit = nash_bargain(self.problem, welfares, ideals, finals, weights=self.tiebreak_weights())
             with _BARGAINS_LOCK:
                 _BARGAINS[key] = hit
                 while len(_BARGAINS) > SHARED_CACHE_SIZE:

@@ -198,6 +198,12 @@ class TriageDomain:
             return "equality", None
         return "opening", None
 
+    def tiebreak_weights(self, problem: AllocationProblem) -> np.ndarray:
+        """The CNSS weights of the negotiator's tie-break stage: ESG's (survival; :func:`cnss_weights_of`)."""
+        weights = cnss_weights_of("esg")
+        assert weights is not None
+        return weights(problem)
+
     def participant_of(self, instance: Any, name: str | None) -> Participant | None:
         """The framework participant called ``name`` (None when there is none)."""
         return next((p for p in self.participants(instance) if p.name == name), None)
