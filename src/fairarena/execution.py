@@ -53,8 +53,9 @@ BACKENDS: Registry[Runner] = Registry("execution backend", field="backend")
 PARENT_POLL = 0.5
 """Seconds between a worker's checks that its parent is alive (see :func:`watch_parent`)."""
 
-CANCELLED_WARNING = r"\d+ tasks which were still being processed by the workers have been cancelled"
-"""joblib's warning when the tasks in flight are cancelled; the ``processes`` backend silences it."""
+CANCELLED_WARNING = r"\d+ tasks (which were still being processed by the workers have been cancelled|have been successfully executed  ?but not used)"
+"""joblib's warning when the caller stops before every result is used (results computed but not used, tasks in
+flight cancelled); the ``processes`` backend silences it."""
 
 
 def _watch_loop(parent: int, interval: float) -> None:
@@ -175,11 +176,40 @@ def _processes(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, add
     # still queued and says so in a two-line UserWarning on stderr, before the caller's own one-line error
     # (the cancelling is this module's intent: the caller reruns to resume)
     warnings.filterwarnings("ignore", message=CANCELLED_WARNING, category=UserWarning)
+    _quiet_loky_cancel_race()
     # the same initializer and arguments on every call, so joblib keeps reusing its executor
     loky = LokyBackend(initializer=watch_parent, initargs=(os.getpid(),))
     par = Parallel(n_jobs=n, backend=loky, return_as="generator_unordered", batch_size=1,
                    pre_dispatch="all")
     yield from par(delayed(_indexed)(fn, i, t) for i, t in enumerate(tasks))
+
+
+def _quiet_loky_cancel_race() -> None:
+    """Install (once) a ``threading.excepthook`` that drops one known traceback of loky 4 (joblib 1.6):
+    when tasks are cancelled while loky's manager thread queues the next ones, that thread can die with
+    ``KeyError`` in ``add_call_item_to_queue`` (the cancel emptied ``pending_work_items`` first) and print
+    an 11-line traceback after the caller's one-line error. The executor is being shut down then anyway;
+    every other thread exception is passed on unchanged."""
+    global _loky_hook_installed
+    if _loky_hook_installed:
+        return
+    _loky_hook_installed = True
+    previous = threading.excepthook
+
+    def hook(args: Any) -> None:
+        tb = args.exc_traceback
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        if (args.exc_type is KeyError and args.thread is not None and args.thread.name == "ExecutorManagerThread"
+                and tb is not None and tb.tb_frame.f_code.co_name == "add_call_item_to_queue"
+                and "loky" in tb.tb_frame.f_code.co_filename):
+            return
+        previous(args)
+
+    threading.excepthook = hook
+
+
+_loky_hook_installed = False
 
 
 @BACKENDS.register("threads", title="A thread pool in this process")
