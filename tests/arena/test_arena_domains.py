@@ -166,3 +166,23 @@ def test_the_arena_applies_the_domains_violations():
     out = debate.validated(ParsedProposal(x))
     assert not out.valid and out.violations == ["nobody may get anything"]
     assert debate.validated(ParsedProposal(np.zeros_like(x))).valid
+
+
+def test_the_debate_tables_columns_are_the_default_domains_metric_specs():
+    from fairarena.arena.cli import row_metrics
+
+    specs = DOMAINS.get("triage").metrics()
+    assert row_metrics() == tuple((m.key, m.label, m.direction) for m in specs)
+    assert row_metrics(DOMAINS.get("file")) == tuple((m.key, m.label, m.direction) for m in DOMAINS.get("file").metrics())
+
+
+def test_a_transcript_that_names_no_domain_is_rescored_with_the_default_domain(tmp_path):
+    from fairarena.arena.transcript import read_transcript, recompute_metrics
+
+    cohort = DOMAINS.get("triage").sample(2, "tight")
+    run_debate(cohort, "aligned:care", "baseline", config=DebateConfig(rounds=1), transcript=tmp_path / "t.jsonl")
+    events = read_transcript(tmp_path / "t.jsonl")
+    assert events[0].pop("domain") == "triage" and "cohort" in events[0]
+    checks = recompute_metrics(events)
+    assert len(checks) == 2 + 2 + 2 + 1   # the round proposals, the finals, the draft and the decision, the joint
+    assert all(json.dumps(c["recorded"], sort_keys=True) == json.dumps(c["recomputed"], sort_keys=True) for c in checks)
