@@ -1,6 +1,10 @@
-"""The triage-debate study: a design file (TOML, validated once), presets, and its expansion into tasks.
+"""The debate study: a design file (TOML, validated once), presets, and its expansion into tasks.
 
-A study is the full factorial of its design: cohorts x capacity variants x debate seeds x Agent A's
+A design names a registered domain (``domain``; default the registry's default domain, the one the arena's
+profile agents play) and reaches it only through the domain protocol (:mod:`fairarena.study.instances`,
+the optional ``study_*`` members). Its ``kind`` picks the kind's design (:mod:`fairarena.study.designs`).
+
+A duel study on the default domain is the full factorial of its design: cohorts x capacity variants x debate seeds x Agent A's
 profiles x opponents (plus an optional ``baseline``-vs-``baseline`` control per cohort) x closing
 rules. Every debate is one :class:`DebateTask`, keyed by a hash of everything that determines it: the
 cohort itself (its full JSON, not only its seed, so a changed sampler changes the key), both profiles,
@@ -190,13 +194,14 @@ class StudyConfig(BaseModel):
     samples: int = Field(1, description="repeats of every debate at the study's temperature, each with its own "
                                         "recorded seed (sample 0 uses the design's seed)")
     stakeholders: list[str] = Field(default_factory=list,
-                                    description="tourism: the stakeholder agents (tourists:<persona>, residents, "
+                                    description="another domain's participants in a duel (two by two) or a council "
+                                                "(default every one; tourism: tourists:<persona>, residents, "
                                                 "local-business, destination, or a stakeholder file)")
     decision: str = Field("flows", description="tourism: the decision negotiated, flows | lists")
     pois: int = Field(40, ge=1, strict=True, description="tourism: points of interest per generated destination")
     k: int = Field(5, ge=1, strict=True, description="tourism: list length (decision lists)")
-    problem: str = Field("", description="file: the problem file (TOML or JSON) a council decides; its digest "
-                                         "is in every task key")
+    problem: str = Field("", description="file: the problem file (TOML or JSON) a council or a duel decides; its "
+                                         "digest is in every task key")
 
     # -- defaults resolved from the whole design --------------------------------------------------
     @model_validator(mode="before")
@@ -677,6 +682,20 @@ def presets() -> dict[str, dict[str, Any]]:
     """Every preset by name: the default domain's (the paper's duel and the council, with their smaller
     forms), then each registered domain's own (the protocol's optional ``study_presets()``, in registry
     order; a name already taken is kept)."""
+    out = _builtin_presets()
+    for name, design in _domain_presets().items():
+        out.setdefault(name, dict(design))
+    return out
+
+
+def _preset_table(name: str) -> dict[str, dict[str, Any]]:
+    """The presets to look ``name`` up in: the built-in ones when it is one of them (no domain is imported),
+    else every preset."""
+    own = _builtin_presets()
+    return own if name in own else presets()
+
+
+def _builtin_presets() -> dict[str, dict[str, Any]]:
     paper = _paper()
     council = _council()
     out = {
@@ -688,8 +707,6 @@ def presets() -> dict[str, dict[str, Any]]:
         "council": council,
         "council-small": dict(council, name="council-small", cohorts=3),
     }
-    for name, design in _domain_presets().items():
-        out.setdefault(name, dict(design))
     return out
 
 
@@ -707,7 +724,7 @@ def _domain_presets() -> dict[str, dict[str, Any]]:
 
 
 def preset(name: str, /, **overrides: Any) -> StudyConfig:
-    table = presets()
+    table = _preset_table(name)
     if name not in table:
         raise InputError("preset", name, f"one of {', '.join(table)}")
     return from_dict({**table[name], **overrides}, "")
@@ -750,7 +767,7 @@ def load_study(path: str | Path) -> tuple[StudyConfig, str]:
                                              "a preset) or use `fairarena study init --preset NAME`")
     base = data.pop("base", None)
     if base is not None:
-        table = presets()
+        table = _preset_table(str(base))
         if base not in table:
             raise InputError("study.base", base, f"one of {', '.join(table)}")
         data = {**table[base], **data}

@@ -110,7 +110,8 @@ class StudyKind:
 
 KINDS: dict[str, StudyKind] = {
     "duel": StudyKind(
-        "duel", "Agent A (each profile) against each opponent, the triage-debate paper's design",
+        "duel", "Agent A (each profile) against each opponent, the triage-debate paper's design; on another "
+                "domain its participants two by two",
         expand_ref="fairarena.study.design:expand_duel",
         execute_ref="fairarena.study.kinds:_execute_duel",
         preflight_ref="fairarena.study.kinds:_preflight_duel",
