@@ -55,6 +55,19 @@ def test_study_stats_reads_through_a_garbage_line_in_results_jsonl(study_folder,
     assert len((root / "results.jsonl").read_text().splitlines()) == len(list(root.glob("debates/*/*.json")))
 
 
+def test_a_record_without_its_key_is_not_called_misplaced(study_folder, tmp_path):
+    # {"status": "ok"} is a damaged record (no key, no task), not another debate's record
+    root = tmp_path / "st"
+    shutil.copytree(study_folder, root)
+    rec = sorted(root.glob("debates/*/*.json"))[3]
+    rec.write_text('{"status": "ok"}')
+    r = cli("study", "stats", str(root))
+    assert r.returncode == 2 and len(errors(r.stderr)) == 1, r.stderr
+    (line,) = errors(r.stderr)
+    assert f"{rec.relative_to(tmp_path)}: not a valid record (key: Field required)" in line, line
+    assert "misplaced" not in line and "None" not in line and "--repair" in line
+
+
 class _HtmlServer(BaseHTTPRequestHandler):
     """An HTTP proxy's error page where an OpenAI-compatible API should be: every model call fails."""
 

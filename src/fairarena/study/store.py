@@ -123,7 +123,7 @@ def record_problem(rec: Any, key: str, task: DebateTask | None = None) -> str | 
 
     if not isinstance(rec, dict):
         return f"not a record (a JSON {type(rec).__name__})"
-    if rec.get("key") != key:
+    if "key" in rec and rec["key"] != key:   # no key at all: not a record (below), rather than misplaced
         return f"holds the record of debate {_short(rec.get('key'))}, not {key} (misplaced)"
     try:
         check_record(rec)
