@@ -109,3 +109,47 @@ def test_council_study_over_several_elections(tmp_path):
     assert an.stats.cell("debate", "leximin", "worst").result.n == 3
     with pytest.raises(InputError):
         study.run_study(preset("pb-small", cohorts=6), to_toml(preset("pb-small", cohorts=6)), tmp_path / "s6")
+
+
+FREE = """META
+key;value
+budget;100
+vote_type;approval
+PROJECTS
+project_id;cost;name;selected
+1;60;A;1
+2;50;B;0
+3;0;free;1
+4;40;C;1
+VOTES
+voter_id;vote
+""" + "".join(f"{i};1,3\n" for i in range(1, 13)) + "".join(f"{i};2,4\n" for i in range(13, 25)) + \
+    "".join(f"{i};3,4\n" for i in range(25, 37))
+
+
+def test_a_free_project_is_a_valid_allocation_item(tmp_path):
+    # a project of cost 0 (Gdynia 2020 Grabowek has one) made the allocation problem refuse the instance
+    # ("need[...] = {}: at least one needed resource"), so its debate failed in pb compare and in a study
+    from fairarena.domains import check
+    from fairarena.pb.domain import domain_for
+
+    f = tmp_path / "free.pb"
+    f.write_text(FREE, encoding="utf-8")
+    d = domain_for(f, "clusters:3", min_group=1)
+    inst = d.sample(0)
+    prob = d.problem(inst)
+    assert prob.capacity[0] == 101 and list(prob.need[:, 0]) == [60, 50, 1, 40]
+    city = np.array([True, False, True, True])
+    x = inst.x(city)
+    assert not d.violations(inst, x) and (inst.mask(x) == city).all()
+    m = d.evaluate(inst, x)
+    assert m["budget_used"] == 1.0 and sum(m[k] for k in m if k.startswith("share:")) == pytest.approx(1.0)
+    assert d.violations(inst, inst.x([True, True, True, False]))                  # 110 over the budget of 100
+    half = x.copy(); half[2, 0] = 0.5
+    assert any("free project" in v for v in d.violations(inst, half))
+    report = check(d, studies=False)                                               # linear forms = evaluate, debate
+    assert report.ok, report.table()
+    from fairarena.pb.compare import compare
+
+    row = next(r for r in compare(f, "clusters:3", min_group=1)["rows"] if r["rule"] == "debate")
+    assert row["debate"]["status"] == "ok" and "3" in row["projects"]

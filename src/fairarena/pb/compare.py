@@ -172,7 +172,7 @@ def table(result: dict[str, Any]) -> str:
         cells = [r["rule"], f"{m['approvals']:.3f}", f"{m['budget_used']:.3f}", f"{m['gini']:.3f}", f"{m['worst']:.3f}"]
         cells += [f"{m['u:' + k]:.2f}/{m['share:' + k]:.2f}" for k in gr["keys"]]
         dist = r.get("distance")
-        cells.append("-" if dist is None else f"{dist['projects']} ({dist['budget']:.0%})")
+        cells.append("-" if dist is None else f"{float(dist['projects']):.3g} ({dist['budget']:.0%})")
         cells += ["-" if r.get(a) is None else ("yes" if r[a] else "NO") for a in ("EJR", "PJR")]
         lines.append(cells)
     widths = [max(len(c), *(len(row[i]) for row in lines)) for i, c in enumerate(cols)]

@@ -160,12 +160,18 @@ class PBInstance:
     def keys(self) -> tuple[str, ...]:
         return _keys(self.groups)
 
+    @property
+    def need(self) -> np.ndarray:
+        """What funding each project takes of the resource ``budget``: its cost; a free project (cost 0) takes
+        one token unit, which the problem's capacity holds on top of the budget (:meth:`PBDomain.problem`)."""
+        return np.where(self.costs > 0, self.costs, 1.0)
+
     def mask(self, x: Any) -> np.ndarray:
         x = np.asarray(x, dtype=float).reshape(len(self.costs), -1)[:, 0]
-        return (x > 0) & (x >= self.costs - 1e-6)
+        return (x > 0) & (x >= self.need - 1e-6)
 
     def x(self, mask: Any) -> np.ndarray:
-        return (np.asarray(mask, dtype=bool) * self.costs)[:, None].astype(float)
+        return (np.asarray(mask, dtype=bool) * self.need)[:, None].astype(float)
 
     def utilities(self, mask: Any) -> np.ndarray:
         return self.coef @ np.asarray(mask, dtype=float)
@@ -272,17 +278,22 @@ class PBDomain:
     def problem(self, inst: PBInstance) -> Any:
         from fairarena.allocation.problem import AllocationProblem
 
+        # a free project takes one token unit (PBInstance.need), held by the capacity on top of the budget, so
+        # that every item needs some resource; the budget itself is checked by violations()
         whole = bool(np.all(np.mod(inst.costs, 1) == 0)) and float(inst.budget).is_integer()
-        return AllocationProblem(ids=list(inst.project_ids), resources=["budget"], capacity=[inst.budget],
-                                 need=inst.costs[:, None].copy(), indivisible=np.array([whole]))
+        free = int(np.sum(inst.costs <= 0))
+        return AllocationProblem(ids=list(inst.project_ids), resources=["budget"], capacity=[inst.budget + free],
+                                 need=inst.need[:, None].copy(), indivisible=np.array([whole]))
 
     def violations(self, inst: PBInstance, x: np.ndarray) -> list[str]:
         x = np.asarray(x, dtype=float)
-        out = [f"{pid} gets {x[j].sum():g} of its cost {c:g} (all or nothing)"
-               for j, (pid, c) in enumerate(zip(inst.project_ids, inst.costs))
-               if abs(x[j].sum()) > 1e-6 and abs(x[j].sum() - c) > 1e-6]
-        if x.sum() > inst.budget + 1e-6:
-            out.append(f"the projects cost {x.sum():g}, over the budget {inst.budget:g}")
+        out = [f"{pid} gets {x[j].sum():g} of its cost {c:g} (all or nothing)" if c > 0 else
+               f"{pid} gets {x[j].sum():g}: a free project takes 1 or 0"
+               for j, (pid, c, need) in enumerate(zip(inst.project_ids, inst.costs, inst.need))
+               if abs(x[j].sum()) > 1e-6 and abs(x[j].sum() - need) > 1e-6]
+        cost = float(inst.costs[inst.mask(x)].sum())
+        if cost > inst.budget + 1e-6:
+            out.append(f"the projects cost {cost:g}, over the budget {inst.budget:g}")
         return out
 
     # -- metrics ----------------------------------------------------------------------------------------
@@ -309,11 +320,12 @@ class PBDomain:
 
     def _linear(self, key: str) -> Any:
         def form(inst: PBInstance) -> tuple[np.ndarray, float]:
-            c = np.where(inst.costs > 0, inst.costs, 1.0)
+            c = inst.need                       # per unit of x: a project's value over what funding it takes
+            paid = inst.costs / c                # 1, or 0 for a free project (its token unit costs nothing)
             if key == "approvals":
                 w = inst.support / max(inst.support.sum(), 1e-300) / c
             elif key == "budget_used":
-                w = np.full(len(c), 1.0 / inst.budget)
+                w = paid / inst.budget
             else:
                 kind, k = key.split(":", 1)
                 g = inst.keys.index(k)
@@ -321,7 +333,7 @@ class PBDomain:
                     w = inst.coef[g] / c
                 else:
                     tot = inst.mass.sum(axis=0)
-                    w = np.divide(inst.mass[g], tot, out=np.zeros(len(c)), where=tot > 0) / inst.budget
+                    w = np.divide(inst.mass[g], tot, out=np.zeros(len(c)), where=tot > 0) * paid / inst.budget
             return w[:, None], 0.0
         return form
 
