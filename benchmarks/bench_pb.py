@@ -1,6 +1,7 @@
 """Speed of the PB domain (docs/performance.md, "Participatory budgeting"):
 
 * Equal Shares with the add1 completion on Wieliczka 2023 (6,586 voters, 64 projects): ours and pabutools' own;
+* Equal Shares' add1 over the 272 small instances: one run per budget step against the batched steps;
 * every rule + the audit (our exact EJR/PJR, the group metrics, the trade-offs: ``fairarena pb audit``) over the
   272 small Pabulib instances, with ``--jobs`` worker processes (default 2);
 * the exact feasible-set rules (enumeration) on a 10-project instance, each.
@@ -41,6 +42,13 @@ def main() -> None:
         print(f"Equal Shares add1, Wieliczka, pabutools 1.2.3 (voter_budget_increment=1): {t3:.2f} s "
               f"(equal to our add1-exhaustive: {same})")
     files = sorted(Path(a.small).glob("*.pb"))
+    small = [read_election(f) for f in files]
+    for batch in (False, True):
+        t = time.perf_counter()
+        for es in small:
+            rules.equal_shares(es, "cost", "add1", batch=batch)
+        print(f"Equal Shares add1 over the {len(small)} small instances, "
+              f"{'batched (default)' if batch else 'one run per step'}: {time.perf_counter() - t:.1f} s")
     t = time.perf_counter()
     audit(files, jobs=a.jobs)
     print(f"every rule + audit (fairarena pb audit) over {len(files)} small instances, {a.jobs} processes: "
