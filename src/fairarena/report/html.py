@@ -34,6 +34,7 @@ from typing import Any, Union
 from matplotlib.figure import Figure
 
 from fairarena.fsutil import atomic_write_text
+from fairarena.report.bodycache import Packed
 from fairarena.report.figures import prefix_ids, svg_of
 from fairarena.report.tables import Table, table_dim_values, to_html
 
@@ -79,6 +80,7 @@ class Item:
     tags: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, float] = field(default_factory=dict)   # numbers the drill-down can sort by
     lazy: Sequence[Block] = ()   # more blocks, embedded gzip-compressed (base64), rendered when first opened
+    packed: Packed | None = None  # or those blocks already rendered and compressed (BodyPacker, a BodyCache)
 
 
 @dataclass(frozen=True)
@@ -299,6 +301,11 @@ class _Renderer:
         self.memo[id(b)] = (b, out)
         return out
 
+    def pack(self, blocks: Sequence[Block]) -> Packed:
+        """Blocks of a compressed body rendered (:meth:`lazy_block`), gzip-compressed and base64-encoded."""
+        more = "".join(self.lazy_block(b) for b in blocks).encode("utf-8")
+        return Packed(len(more), base64.b64encode(gzip.compress(more, compresslevel=6, mtime=0)).decode("ascii"))
+
     def block(self, b: Block) -> str:
         e = html.escape
         if isinstance(b, Table):
@@ -354,11 +361,10 @@ class _Renderer:
             search = " ".join([it.title, it.summary, *map(str, it.tags.values())]).lower()
             chips = "".join(f'<span class="tag">{e(str(v))}</span>' for v in it.tags.values())
             body = "".join(self.block(b) for b in it.blocks)
-            if it.lazy:
-                more = "".join(self.lazy_block(b) for b in it.lazy).encode("utf-8")
-                z = base64.b64encode(gzip.compress(more, compresslevel=6, mtime=0)).decode("ascii")
-                raw, packed, n_lazy = raw + len(more), packed + len(z), n_lazy + 1
-                tags += f' data-z="{z}"'
+            pk = it.packed if it.packed is not None else self.pack(it.lazy) if it.lazy else None
+            if pk is not None:
+                raw, packed, n_lazy = raw + pk.raw, packed + len(pk.z), n_lazy + 1
+                tags += f' data-z="{pk.z}"'
                 body += '<div class="lazy"><noscript>(compressed: shown with JavaScript)</noscript></div>'
             body_parts.append(f'<details class="item" data-search="{e(search)}"{tags}><summary><b>{e(it.title)}</b>'
                               f'<span class="sum">{e(it.summary)}</span>{chips}</summary><div class="body">{body}</div></details>')
@@ -388,6 +394,18 @@ class _Renderer:
             return ""
         return (f'<div class="tfilter">{sels}<span class="tf-count"></span>'
                 '<span class="tf-hint">click a column header to sort</span></div>')
+
+
+class BodyPacker:
+    """Renders and compresses items' ``lazy`` blocks ahead of the report (an :class:`Item`'s ``packed``),
+    as :func:`render_html` would: the same bytes, and a block object shared by several items (a cohort's
+    instance) rendered once."""
+
+    def __init__(self) -> None:
+        self._r = _Renderer()
+
+    def pack(self, blocks: Sequence[Block]) -> Packed:
+        return self._r.pack(blocks)
 
 
 def _natural(v: str) -> tuple[Any, ...]:

@@ -547,9 +547,12 @@ def _allocation_tables(alloc: Mapping[str, Any], title: str, item: str = "patien
 
 
 def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
-                 cache: dict[str, Any] | None = None) -> Any:
+                 cache: dict[str, Any] | None = None, packer: Any = None, bodies: Any = None) -> Any:
     """One debate in the report's drill-down: its instance and full transcript, embedded compressed
-    (rendered when opened). ``detailed=False``: the joint metrics only (the report's ``details`` limit)."""
+    (rendered when opened). ``detailed=False``: the joint metrics only (the report's ``details`` limit).
+    With a ``packer`` (:class:`fairarena.report.html.BodyPacker`) the body is rendered and compressed here
+    (the item's ``packed``), or taken from ``bodies`` (a :class:`fairarena.report.bodycache.BodyCache`)
+    when it holds this transcript's body: the transcript is then not read."""
     from fairarena.report import Item, KeyValues, Text, format_num
 
     t = rec["task"]
@@ -565,10 +568,23 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
         return Item(title, (KeyValues({k: format_num(v, 3) for k, v in (mets.get("joint") or {}).items()
                                        if isinstance(v, float)}, title="joint metrics"),), summary=summary, tags=tags,
                     values=values)
+    fp = None
+    if packer is not None and bodies is not None:
+        from fairarena.report.bodycache import transcript_fingerprint
+
+        fp = transcript_fingerprint(root / rec["transcript"], rec.get("transcript_sha256"))
+        hit = bodies.get(rec["key"], fp)
+        if hit is not None:
+            return Item(title, (), summary=summary, tags=tags, values=values, packed=hit)
     entries = read_transcript(root, rec)
     header = next((e for e in entries if e.get("type") == "header"), {})
     blocks = [Text("Instance"), *instance_blocks(header, cache), Text("Transcript"), *transcript_blocks(entries, cache)]
-    return Item(title, (), summary=summary, tags=tags, values=values, lazy=tuple(blocks))
+    if packer is None:
+        return Item(title, (), summary=summary, tags=tags, values=values, lazy=tuple(blocks))
+    packed = packer.pack(blocks)
+    if bodies is not None:
+        bodies.put(rec["key"], fp, packed)
+    return Item(title, (), summary=summary, tags=tags, values=values, packed=packed)
 
 
 def _side_values(recs: Sequence[Mapping[str, Any]], metric: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -599,9 +615,12 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
 
 
 def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                      details: int | None = DEBATE_DETAILS) -> Any:
+                      details: int | None = DEBATE_DETAILS, body_cache: bool = True) -> Any:
     """A duel study's report (:func:`build_study_report`). Every debate (or the first ``details``) has its
-    instance and full transcript in the drill-down, embedded gzip-compressed and rendered when opened."""
+    instance and full transcript in the drill-down, embedded gzip-compressed and rendered when opened.
+    ``body_cache``: keep those compressed bodies in ``DIR/report_bodies.json``
+    (:class:`fairarena.report.bodycache.BodyCache`: the same bytes, without reading the transcripts
+    again; a damaged or stale file is ignored and rewritten)."""
     from fairarena.study.noise import extras_sections, noise_summary
     from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
@@ -617,7 +636,14 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     recs = _selected(root, None, None, None)
     limit = len(recs) if details is None else details
     cache: dict[str, list[Any]] = {}
-    items = [_debate_item(root, r, k < limit, cache) for k, r in enumerate(recs)]
+    from fairarena.report.bodycache import FILE as BODIES, BodyCache
+    from fairarena.report.html import BodyPacker
+
+    bodies = BodyCache(root / BODIES) if body_cache else None
+    packer = BodyPacker()
+    items = [_debate_item(root, r, k < limit, cache, packer, bodies) for k, r in enumerate(recs)]
+    if bodies is not None:
+        bodies.save()
     pts_by, lines_by = {}, {}
     for m in focus:
         pts_by[m], lines_by[m] = _side_values(recs, m)

@@ -1,0 +1,109 @@
+"""The report's cache of compressed debate bodies (``DIR/report_bodies.json``): a report written with it, cold
+or warm, is the same bytes as one written without it; a warm report reads no transcript; a damaged, stale
+or tampered cache is never trusted (the bodies are rendered again, the file rewritten)."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import os
+
+import pytest
+
+from fairarena.report.bodycache import FILE, FORMAT, BodyCache, Packed, _check, code_digest
+from fairarena.report.html import BodyPacker, render_html
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """A scripted 16-debate study (4 cohorts x 2 frameworks x 2 opponents), its traces cached."""
+    from fairarena.study.analysis import load_traces
+    from fairarena.study.design import preset, to_toml
+    from fairarena.study.store import run_study
+
+    root = tmp_path_factory.mktemp("bodies") / "study"
+    cfg = preset("tiny")
+    cfg = type(cfg)(**{**cfg.model_dump(), "cohorts": 4, "name": "bodies"})
+    run_study(cfg, to_toml(cfg), root)
+    load_traces(root)
+    return root
+
+
+def _page(root, monkeypatch, **kw):
+    """The report's HTML and how many transcripts the report's debate bodies read."""
+    import fairarena.study.analysis as an
+
+    reads = []
+    real = an.read_transcript
+    monkeypatch.setattr(an, "read_transcript", lambda r, rec: reads.append(rec["key"]) or real(r, rec))
+    page = render_html(an.build_duel_report(root, **kw))
+    monkeypatch.setattr(an, "read_transcript", real)
+    return page, len(reads)
+
+
+def test_cached_and_uncached_reports_are_the_same_bytes_and_a_warm_one_reads_no_transcript(study, monkeypatch):
+    (study / FILE).unlink(missing_ok=True)
+    plain, n_plain = _page(study, monkeypatch, body_cache=False)
+    assert not (study / FILE).exists()
+    cold, n_cold = _page(study, monkeypatch)
+    data = json.loads((study / FILE).read_text())
+    assert data["format"] == FORMAT and data["code"] == code_digest() and len(data["bodies"]) == 16
+    warm, n_warm = _page(study, monkeypatch)
+    assert n_plain == n_cold == 16 and n_warm == 0
+    assert plain.count('data-z="') == 16
+    assert cold == plain and warm == plain
+    # the cached body is the page's body: it inflates to the debate's instance and transcript
+    key, (fp, raw, z, _) = next(iter(data["bodies"].items()))
+    html = gzip.decompress(base64.b64decode(z)).decode("utf-8")
+    assert len(html.encode()) == raw and "Problem: capacity" in html and f'data-z="{z}"' in plain
+
+
+def test_a_damaged_cache_file_is_ignored_and_rewritten(study, monkeypatch):
+    plain, _ = _page(study, monkeypatch, body_cache=False)
+    for damage in (lambda t: t[: len(t) // 2], lambda t: "[]", lambda t: "\x00garbage",
+                   lambda t: t.replace(f'"format":{FORMAT}', '"format":99')):
+        (study / FILE).unlink(missing_ok=True)
+        _page(study, monkeypatch)                                     # a sound cache
+        path = study / FILE
+        path.write_text(damage(path.read_text()))
+        page, reads = _page(study, monkeypatch)
+        assert page == plain and reads == 16                          # not trusted: every body rendered again
+        assert len(BodyCache(path).entries) == 16 and BodyCache(path).rejected == 0   # rewritten, sound
+
+
+def test_damaged_tampered_or_stale_entries_are_rendered_again(study, monkeypatch):
+    plain, _ = _page(study, monkeypatch, body_cache=False)
+    (study / FILE).unlink(missing_ok=True)
+    _page(study, monkeypatch)
+    path = study / FILE
+    data = json.loads(path.read_text())
+    keys = sorted(data["bodies"])
+    evil = base64.b64encode(gzip.compress(b"<b>not this debate</b>", mtime=0)).decode()
+    b = data["bodies"]
+    b[keys[0]][2] = evil                                              # another body, old checksum
+    b[keys[1]][2] = '"><script>alert(1)</script>'                      # markup, with a matching checksum
+    b[keys[1]][3] = _check(keys[1], b[keys[1]][0], b[keys[1]][1], b[keys[1]][2])
+    b[keys[2]] = [b[keys[2]][0], -1, b[keys[2]][2], b[keys[2]][3]]    # not a size
+    b[keys[3]] = {"z": "x"}                                           # not an entry
+    path.write_text(json.dumps(data))
+    tr = study / "debates" / keys[4][:2] / f"{keys[4]}.jsonl"         # a transcript touched after caching
+    st = os.stat(tr)
+    os.utime(tr, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    cache = BodyCache(path)
+    assert cache.rejected == 4 and len(cache.entries) == 12
+    page, reads = _page(study, monkeypatch)
+    assert page == plain and reads == 5 and "not this debate" not in page and "alert(1)" not in page
+    assert BodyCache(path).rejected == 0 and len(BodyCache(path).entries) == 16
+
+
+def test_a_cache_of_other_code_is_not_used(tmp_path):
+    path = tmp_path / FILE
+    c = BodyCache(path, code="a" * 64)
+    p = BodyPacker().pack([])
+    c.put("k", "sha:1:2", p)
+    assert c.save() and BodyCache(path, code="a" * 64).get("k", "sha:1:2") == p
+    other = BodyCache(path, code="b" * 64)
+    assert other.entries == {} and other.rejected == 1 and other.get("k", "sha:1:2") is None
+    assert BodyCache(path, code="a" * 64).get("k", "sha:1:3") is None          # another transcript
+    assert Packed(p.raw, p.z) == p and gzip.decompress(base64.b64decode(p.z)) == b""
