@@ -188,6 +188,50 @@ def test_a_debate_beyond_the_60th_opens_with_its_instance_and_transcript(study64
     assert _errors(drv) == []
 
 
+def test_headers_sort_from_the_keyboard_and_debates_filter_by_a_metric_range(study64, chrome):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    root, path = study64
+    drv, js = chrome, chrome.execute_script
+    drv.get(path.as_uri() + "#tables")
+    # every sortable header is in the tab order; Enter and Space sort by it, as a click does
+    assert js("return [...document.querySelectorAll('table.fa thead th.leaf, table.fa thead th.ix')]"
+              ".every(t => t.tabIndex === 0)")
+    col = "return [...document.querySelectorAll('#t1-1 tbody tr')].map(r => parseFloat(r.children[1].textContent))"
+    th = drv.find_element(By.CSS_SELECTOR, "#t1-1 th.leaf[data-col='0']")
+    before = js(col)
+    js("arguments[0].focus()", th)
+    assert js("return document.activeElement === arguments[0]", th)
+    th.send_keys(Keys.ENTER)
+    assert js(col) == sorted(before) and th.get_attribute("aria-sort") == "ascending"
+    y = js("return window.scrollY")
+    th.send_keys(Keys.SPACE)
+    assert js(col) == sorted(before, reverse=True) and th.get_attribute("aria-sort") == "descending"
+    assert js("return window.scrollY") == y                           # Space sorts, it does not scroll the page
+    # the debates: keep those whose joint ESG lies in a range (the obvious count from the items' values)
+    drv.get(path.as_uri() + "#debates")
+    count = drv.find_element(By.CSS_SELECTOR, "#debates .dd-count")
+    vals = js("return [...document.querySelectorAll('#debates details.item')].map(d => parseFloat(d.dataset.vJointesg))")
+    lo, hi = sorted(vals)[10], sorted(vals)[40]
+    Select(drv.find_element(By.CSS_SELECTOR, "#debates select.dd-mkey")).select_by_value("jointesg")
+    assert count.text == "64 of 64 shown"                             # no bound yet: no filter
+    drv.find_element(By.CSS_SELECTOR, "#debates input.dd-min").send_keys(repr(lo))
+    assert count.text == f"{sum(v >= lo for v in vals)} of 64 shown"
+    drv.find_element(By.CSS_SELECTOR, "#debates input.dd-max").send_keys(repr(hi))
+    want = [i for i, v in enumerate(vals) if lo <= v <= hi]
+    assert 0 < len(want) < 64 and count.text == f"{len(want)} of 64 shown"
+    shown = js("return [...document.querySelectorAll('#debates details.item')].map((d, i) => [i, d.hidden])"
+               ".filter(x => !x[1]).map(x => x[0])")
+    assert shown == want
+    Select(drv.find_element(By.CSS_SELECTOR, "#debates select.dd-tag[data-tag=cohort]")).select_by_value("15")
+    assert count.text == f"{sum(lo <= v <= hi for v in vals[60:])} of 64 shown"   # with the cohort filter
+    Select(drv.find_element(By.CSS_SELECTOR, "#debates select.dd-mkey")).select_by_value("")
+    assert count.text == "4 of 64 shown"
+    assert _errors(drv) == []
+
+
 def test_council_report_has_the_debate_transcripts(tmp_path, chrome):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait

@@ -285,7 +285,7 @@ def test_a_table_without_rows_renders_in_every_format():
     from fairarena.report.tables import Table, to_csv, to_html, to_latex, to_markdown
 
     t = Table(title="empty", columns=(("a",), ("b",)), rows=(), index_header="metric")
-    assert '<th scope="col" class="leaf" data-col="0">a</th>' in to_html(t) and to_html(t).endswith("</table>")
+    assert '<th scope="col" class="leaf" tabindex="0" data-col="0">a</th>' in to_html(t) and to_html(t).endswith("</table>")
     assert to_markdown(t).splitlines()[-1] == "|---|---:|---:|"
     assert "\\bottomrule" in to_latex(t)
     assert to_csv(t).splitlines() == ["group,metric,a,b"]

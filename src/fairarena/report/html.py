@@ -140,6 +140,7 @@ dl.kv dd{margin:0;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:b
 pre{background:var(--soft);padding:10px;overflow-x:auto;font-size:12.5px;white-space:pre-wrap}
 .dd-controls{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:6px 0 10px}
 .dd-controls input,.dd-controls select,.dd-controls button{font:inherit;font-size:13px;padding:4px 8px}
+.dd-controls input[type=number]{width:7em}
 .dd-count{color:var(--muted);font-size:13px}
 details.item{border:1px solid var(--line);border-radius:6px;margin:6px 0;background:var(--bg)}
 details.item>summary{cursor:pointer;padding:7px 10px;list-style-position:inside}
@@ -150,6 +151,7 @@ details.item .body{padding:4px 12px 10px}
 footer{color:var(--muted);font-size:12px;padding:14px 28px;border-top:1px solid var(--line)}
 html.js table.fa thead th.leaf,html.js table.fa thead th.ix{cursor:pointer}
 html.js table.fa thead th.leaf:hover,html.js table.fa thead th.ix:hover{color:var(--acc)}
+html.js table.fa thead th.leaf:focus-visible,html.js table.fa thead th.ix:focus-visible{outline:2px solid var(--acc);outline-offset:-2px}
 table.fa th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
 table.fa th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
 .tfilter{display:flex;flex-wrap:wrap;gap:8px;align-items:center;margin:6px 0 4px;font-size:13px}
@@ -194,7 +196,9 @@ _JS = """
   }
   function sortable(ev){
     var th=ev.target.closest&&ev.target.closest('table.fa thead th.leaf, table.fa thead th.ix');
-    if(th&&(ev.type==='click'||ev.key==='Enter')) sortBy(th);
+    if(!th) return;
+    if(ev.type==='click') sortBy(th);
+    else if(ev.key==='Enter'||ev.key===' '||ev.key==='Spacebar'){ev.preventDefault(); sortBy(th);}
   }
   d.addEventListener('click',sortable); d.addEventListener('keydown',sortable);
   /* table filters (metric, framework, opponent) of a section's tables */
@@ -234,7 +238,15 @@ _JS = """
   all(d,'.drilldown').forEach(function(dd){
     var items=all(dd,'details.item'), list=dd.querySelector('.dd-items');
     var q=dd.querySelector('input.dd-filter'), sels=all(dd,'select.dd-tag'), sortSel=dd.querySelector('select.dd-sort');
-    var count=dd.querySelector('.dd-count');
+    var count=dd.querySelector('.dd-count'), mkey=dd.querySelector('select.dd-mkey');
+    var lo=dd.querySelector('input.dd-min'), hi=dd.querySelector('input.dd-max');
+    function inRange(it){
+      if(!mkey||!mkey.value) return true;
+      var a=lo.value===''?null:+lo.value, b=hi.value===''?null:+hi.value;
+      if(a===null&&b===null) return true;
+      var x=it.getAttribute('data-v-'+mkey.value); if(x===null||x==='') return false; x=+x;
+      return (a===null||x>=a)&&(b===null||x<=b);
+    }
     items.forEach(function(it){
       it.addEventListener('toggle',function(){
         if(!it.open||!it.dataset.z) return;
@@ -246,7 +258,7 @@ _JS = """
     function apply(){
       var text=(q.value||'').toLowerCase(), shown=0;
       items.forEach(function(it){
-        var ok=it.dataset.search.indexOf(text)>=0;
+        var ok=it.dataset.search.indexOf(text)>=0&&inRange(it);
         sels.forEach(function(s){ if(s.value && it.getAttribute('data-t-'+s.dataset.tag)!==s.value) ok=false; });
         it.hidden=!ok; if(ok) shown++;
       });
@@ -260,6 +272,7 @@ _JS = """
         .forEach(function(x){list.appendChild(x[2]);});
     }
     q.addEventListener('input',apply); sels.forEach(function(s){s.addEventListener('change',apply);});
+    if(mkey){mkey.addEventListener('change',apply); lo.addEventListener('input',apply); hi.addEventListener('input',apply);}
     if(sortSel) sortSel.addEventListener('change',sort);
     dd.querySelector('button.dd-open').addEventListener('click',function(){items.forEach(function(it){if(!it.hidden)it.open=true;});});
     dd.querySelector('button.dd-close').addEventListener('click',function(){items.forEach(function(it){it.open=false;});});
@@ -350,6 +363,11 @@ class _Renderer:
             opts = "".join(f'<option value="{sign}{_tag_key(k)}">{e(k)} {arrow}</option>'
                            for k in keys for sign, arrow in (("+", "ascending"), ("-", "descending")))
             ctl.append(f'<select class="dd-sort" aria-label="sort by"><option value="">study order</option>{opts}</select>')
+            opts = "".join(f'<option value="{_tag_key(k)}">{e(k)}</option>' for k in keys)
+            ctl.append(f'<select class="dd-mkey" aria-label="filter by a number"><option value="">any value of</option>'
+                       f'{opts}</select><input type="number" step="any" class="dd-min" placeholder="min" '
+                       'aria-label="at least"><input type="number" step="any" class="dd-max" placeholder="max" '
+                       'aria-label="at most">')
         ctl.append('<button type="button" class="dd-open">expand all</button>'
                    '<button type="button" class="dd-close">collapse all</button>'
                    f'<span class="dd-count">{len(dd.items)} items</span>')

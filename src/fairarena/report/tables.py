@@ -648,12 +648,12 @@ def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] |
         labels = [c[level] for c in t.columns]
         leaf = level == t.depth - 1
         spans = _spans(labels) if not leaf else [(lab, 1) for lab in labels]
-        first = (f'<th rowspan="{t.depth}" scope="col" class="ix">{e(t.index_header)}</th>' if level == 0 else "")
+        first = (f'<th rowspan="{t.depth}" scope="col" class="ix" tabindex="0">{e(t.index_header)}</th>' if level == 0 else "")
         ths, start = [], 0
         for lab, k in spans:
             if leaf:
                 fa = "".join(fattr(dim, t.columns[start][lv]) for lv, dim in enumerate(col_dims))
-                ths.append(f'<th scope="col" class="leaf" data-col="{start}"{fa}>{e(lab)}</th>')
+                ths.append(f'<th scope="col" class="leaf" tabindex="0" data-col="{start}"{fa}>{e(lab)}</th>')
             else:
                 ths.append(f'<th colspan="{k}" scope="colgroup" class="span" data-c0="{start}" data-n="{k}">{e(lab)}</th>'
                            if k > 1 else f'<th scope="col" class="span" data-c0="{start}" data-n="1">{e(lab)}</th>')
