@@ -89,3 +89,22 @@ def test_a_compressed_body_inflates_to_the_blocks_html_and_states_its_size():
     assert page.index('<option value="9">') < page.index('<option value="10">')
     assert 'data-v-jointesg="1.5"' in page and '<option value="-jointesg">joint esg descending</option>' in page
     assert html.escape("default-src 'none'") in page or "default-src 'none'" in page
+
+
+def test_proposal_tables_with_shared_cells_render_as_without():
+    """Cells shared across a report's proposal tables (by type and value) give the same HTML as fresh
+    cells; -0.0 (equal to 0.0) keeps its own text, 1 and 1.0 their own cells."""
+    from fairarena.report.tables import to_html
+    from fairarena.study.analysis import _allocation_tables
+
+    allocs = [{"P1": {"beds": 0.0, "icu": 1}, "P2": {"beds": -0.0, "icu": 1.0}},
+              {"P1": {"beds": 2.5, "icu": float("nan")}, "P2": {"beds": 0.0, "icu": None}},
+              {"P1": {"beds": -0.0, "icu": 1}, "P2": {"beds": 1e-12, "icu": 2}}]
+    memo: dict = {}
+    for a in allocs:
+        shared = _allocation_tables(a, "t", "patient", memo)
+        fresh = _allocation_tables(a, "t", "patient")
+        assert [to_html(t) for t in shared] == [to_html(t) for t in fresh]
+    html = to_html(_allocation_tables(allocs[0], "t", "patient", memo)[0])
+    assert html.count("<td>0.00</td>") == 1 and html.count("<td>-0.00</td>") == 1 and html.count("<td>1.00</td>") == 2
+    assert memo[(int, 1)].value is 1 and type(memo[(float, 1.0)].value) is float

@@ -634,6 +634,34 @@ def table_dim_values(t: Table) -> dict[str, list[str]]:
 _NUMBER = re.compile(r"^\s*([<>]?[-+\u2212]?[\d.,]+(e[-+]?\d+)?%?|undef\.|)\s*$", re.I)   # a number, "<0.001", "undef.", ""
 
 
+_TDS: dict[Cell, str] = {}     # a cell's <td> by the cell (equal cells, e.g. 0.00 in many proposals: one <td>)
+
+
+def _td_of(c: Cell) -> str:
+    e = html.escape
+    text_cell = (c.value is None or isinstance(c.value, str)) and not _NUMBER.match(c.text)
+    classes = (["win"] if c.emphasis else []) + (["txt"] if text_cell else []) + \
+        (["long"] if text_cell and len(c.text) > 24 else [])
+    cls = f' class="{" ".join(classes)}"' if classes else ""
+    tip = f' title="{e(c.title)}"' if c.title else ""
+    mark = f"<sup>{e(c.mark)}</sup>" if c.mark else ""
+    return f"<td{cls}{tip}>{e(c.text)}{mark}</td>"
+
+
+def _td(c: Cell) -> str:
+    """A cell's ``<td>``, remembered: equal cells (same value, text, marks) render the same; a cell whose
+    value cannot be hashed is rendered each time."""
+    try:
+        hit = _TDS.get(c)
+    except TypeError:
+        return _td_of(c)
+    if hit is None:
+        if len(_TDS) > 200_000:
+            _TDS.clear()
+        hit = _TDS[c] = _td_of(c)
+    return hit
+
+
 def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] | None = None) -> list[str]:
     e = html.escape
     dims = dims or {}
@@ -667,15 +695,7 @@ def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] |
         if grouped:
             out.append(f'<tr class="group"{gattr}><th colspan="{len(t.columns) + 1}" scope="rowgroup">{e(g)}</th></tr>')
         for r in (r for r in t.rows if r.group == g):
-            tds = []
-            for c in r.cells:
-                text_cell = (c.value is None or isinstance(c.value, str)) and not _NUMBER.match(c.text)
-                classes = (["win"] if c.emphasis else []) + (["txt"] if text_cell else []) + \
-                    (["long"] if text_cell and len(c.text) > 24 else [])
-                cls = f' class="{" ".join(classes)}"' if classes else ""
-                tip = f' title="{e(c.title)}"' if c.title else ""
-                mark = f"<sup>{e(c.mark)}</sup>" if c.mark else ""
-                tds.append(f"<td{cls}{tip}>{e(c.text)}{mark}</td>")
+            tds = [_td(c) for c in r.cells]
             out.append(f'<tr{fattr(dims.get("rows", ""), r.label)}{gattr}><th scope="row">{e(r.label)}</th>{"".join(tds)}</tr>')
         out.append("</tbody>")
     out.append("</table>")
