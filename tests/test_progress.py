@@ -12,7 +12,8 @@ import sys
 import pytest
 from rich.console import Console
 
-from fairarena.progress import Progress, RunProgress, check_every
+from fairarena.progress import Progress, check_every
+from fairarena.study.progress import RunProgress
 
 ENTRY = "import sys; sys.argv[0] = 'fairarena'; from fairarena.cli import main; main()"
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

@@ -12,7 +12,7 @@ otherwise). Commands take the interval as ``--progress-every SECONDS`` (default 
 :func:`check_every`. A command whose work is one call that reports no steps (``tourism compare``) says every
 ``every`` seconds that it is still working (:meth:`Progress.ticking`).
 
-:class:`Progress` counts steps of any unit (settings, rounds, rules); :class:`RunProgress` is a study run's
+:class:`Progress` counts steps of any unit (settings, rounds, rules); :class:`fairarena.study.progress.RunProgress` is a study run's
 (debates, failures, calls, tokens and each model server's level), used by ``fairarena study run``.
 """
 
@@ -151,40 +151,6 @@ class Progress:
             line = f"progress {self.label}: {text()}"
             self.lines.append(line)
             self.console.print(line, highlight=False, soft_wrap=True, markup=False)
-
-
-class RunProgress(Progress):
-    """Progress of a study run: debates/s, calls/s, tokens/s, each server's concurrency now and the error
-    rates. On a terminal a live rich line; otherwise one plain line to stderr every ``every`` seconds
-    (and at the end), so a log of a long run shows how it went. Called as ``progress(done, failed, inflight,
-    total)`` by :func:`fairarena.study.store.run_study`."""
-
-    def __init__(self, name: str, backend: str, *, terminal: bool, every: float = DEFAULT_EVERY,
-                 clock: Any = None, console: Any = None) -> None:
-        super().__init__(f"study {name} ({backend})", unit="debates", terminal=terminal, every=every, clock=clock,
-                         console=console)
-        self.name = name
-        self.backend = backend
-
-    def stats(self, done: int, failed: int, inflight: int, total: int) -> str:  # type: ignore[override]
-        from fairarena.study.store import live_stats   # the study's own counters (calls, tokens, servers)
-
-        st = live_stats()
-        dt = self.elapsed()
-        live = st["calls"] - st["cached_calls"]
-        parts = [f"{done}/{total} debates", f"failed {failed}", f"in flight {inflight}",
-                 f"{done / dt:.2f} debates/s"]
-        if st["calls"]:
-            parts += [f"{live / dt:.1f} calls/s", f"{(st['prompt_tokens'] + st['completion_tokens']) / dt:.0f} tok/s",
-                      f"call errors {st['failed_calls'] / st['calls']:.1%}"]
-        for url, srv in st["servers"].items():
-            retries = f", backed off {srv['decreases']}x" if srv.get("decreases") else ""
-            parts.append(f"{url} x{srv['current']}/{srv['limit']}{retries}")
-        return "  ".join(parts)
-
-    def __call__(self, done: int, failed: int, inflight: int, total: int) -> None:  # type: ignore[override]
-        self.done, self.total = done, total
-        self._show(done, total, lambda: self.stats(done, failed, inflight, total))
 
 
 def per_rule(fn: Any, rules: list[str], progress: Progress, **kw: Any) -> dict[str, Any]:

@@ -15,8 +15,9 @@
      name mentioning ``domain``, or the argument of ``resolve(...)`` / a call on a ``DOMAINS`` registry.
 
    The allowed places, listed in :data:`ALLOWED`: the registry entries (``domains/registry.py``, the one
-   place the package's domains are named) and the top-level CLI's command table (``cli.py`` registers the
-   domains' command groups). A domain is reached everywhere else through the registry
+   place the package's domains are named), the top-level CLI's command table (``cli.py`` registers the
+   domains' command groups) and the top-level demo table (``demo.py``: ``make demo``'s sections, one per
+   domain, as ``module:function`` strings imported when run). A domain is reached everywhere else through the registry
    (``fairarena.domains.registry.resolve``, ``DEFAULT_DOMAIN``) and the protocol.
 
 2. **No import cycle between packages, function-local imports included.** The graph's nodes are the
@@ -49,6 +50,7 @@ COMMON_WORDS = ("file",)
 ALLOWED = {
     "domains/registry.py": "the registry entries: the one place the package's domains are named",
     "cli.py": "the top-level command table: registers the domains' command groups",
+    "demo.py": "the top-level demo table (make demo): one section per domain, named as the command table does",
 }
 #: the roots of the import graph: they import anything, nothing imports them
 ROOTS = {

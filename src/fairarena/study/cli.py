@@ -86,7 +86,7 @@ def run_cmd(
         raise typer.Exit(1)
 
 
-from fairarena.progress import RunProgress  # noqa: E402  (moved to fairarena.progress; this import path still works)
+from fairarena.study.progress import RunProgress  # noqa: E402  (its home; this import path still works)
 
 
 def _run(cfg: Any, text: str, out: Path, kw: dict[str, Any], as_json: bool, backend: str,
