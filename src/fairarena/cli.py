@@ -32,7 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "Every notion's optimal policy on voters sampled from PrefLib data (Figure 2)."),
     "study": ("fairarena.study.cli", "Studies of many debates (duel or council; triage or tourism): design "
               "(TOML), run/resume, status, statistics, tables, report."),
-    "debate": ("fairarena.arena.cli", "Two or more agents negotiate a triage allocation over rounds; prints each "
+    "debate": ("fairarena.arena.cli", "Two or more agents negotiate an allocation of a cohort over rounds; prints each "
                "round's metrics and the joint final."),
     "aggregate": ("fairarena.aggregation.cli",
                   "Social-choice aggregation of agents' proposals: rules, run, axiom audit."),
