@@ -123,6 +123,14 @@ def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, a
 def analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                  n_resamples: int | None = None, bias: bool | None = None) -> StudyAnalysis:
     """A duel study's :class:`StudyAnalysis` (:func:`analyse_study`)."""
+    return _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples,
+                         bias=bias)[0]
+
+
+def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
+                  n_resamples: int | None = None,
+                  bias: bool | None = None) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
+    """:func:`analyse_duel` and the records it read (the report uses them rather than reading them again)."""
     from fairarena.study.mechanisms import allocation_directions
     from fairarena.study.store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
@@ -151,7 +159,7 @@ def analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, al
                                   opponents=st.opponents, frameworks=st.frameworks, test=test,
                                   correction="holm" if holm else "none",
                                   n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
-    return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech, extras)
+    return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech, extras), rows
 
 
 def study_tables(an: Any) -> dict[str, Any]:
@@ -637,13 +645,13 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
                                   joint_vs_sides_figure, means_figure, slopegraph_figure)
 
     root = Path(root)
-    an = analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial)
+    an, rows = _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial)
     meta = read_study(root)
     toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
     tables = duel_tables(an)
     st, em = an.stats, an.emergence
     focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics]
-    recs = _selected(root, None, None, None)
+    recs = _selected(root, None, None, None, rows)
     limit = len(recs) if details is None else details
     cache: dict[str, list[Any]] = {}
     from fairarena.report.bodycache import FILE as BODIES, BodyCache
