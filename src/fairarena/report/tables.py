@@ -688,13 +688,14 @@ def _html_table(t: Table, table_id: str, caption: str, dims: Mapping[str, Any] |
             start += k
         out.append(f"<tr>{first}{''.join(ths)}</tr>")
     out.append("</thead>")
-    grouped = len(t.groups) > 1 or (len(t.groups) == 1 and t.groups[0] != "")   # a table may have no rows
-    for g in t.groups:
+    groups = t.groups
+    grouped = len(groups) > 1 or (len(groups) == 1 and groups[0] != "")   # a table may have no rows
+    for g in groups:
         out.append("<tbody>")
         gattr = fattr(dims.get("groups", ""), g)
         if grouped:
             out.append(f'<tr class="group"{gattr}><th colspan="{len(t.columns) + 1}" scope="rowgroup">{e(g)}</th></tr>')
-        for r in (r for r in t.rows if r.group == g):
+        for r in (t.rows if len(groups) == 1 else (r for r in t.rows if r.group == g)):
             tds = [_td(c) for c in r.cells]
             out.append(f'<tr{fattr(dims.get("rows", ""), r.label)}{gattr}><th scope="row">{e(r.label)}</th>{"".join(tds)}</tr>')
         out.append("</tbody>")
