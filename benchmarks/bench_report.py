@@ -2,7 +2,8 @@
 (600 debates: the paper preset; 2,000: the same design with 167 cohorts, 2,004 debates), the file's size,
 and opening it in headless Chromium. Prints figures; not a unit test.
 
-    .venv/bin/python benchmarks/bench_report.py --dir600 DIR --dir2000 DIR [--repeat 2]
+    .venv/bin/python benchmarks/bench_report.py --dir600 DIR --dir2000 DIR [--repeat 2] [--sizes 2000]
+        [--before SRC] [--no-browser]
 
 A folder not given is run first (``fairarena study init --preset paper``, for 2,000 with ``cohorts = 167``;
 ``fairarena study run ... --backend processes --workers 2``: about a minute, and several for 2,000).
@@ -11,7 +12,12 @@ machine the wall time is the CPU time times the contention):
 
 * ``fairarena study report DIR --out FILE`` as a user runs it (wall time of the whole command; target < 10 s
   at 2,000 debates), beside ``fairarena study stats DIR --json`` (the same analysis without the report: the
-  difference is the report's own cost, mostly reading and rendering every transcript);
+  difference is the report's own cost, mostly reading and rendering every transcript). Twice: cold (the
+  folder's cache of compressed debate bodies, ``report_bodies.json``, removed first: the first report of a
+  study) and warm (the cache written by the run before); the two files must be the same bytes (checked);
+* with ``--before SRC`` (another tree's ``src``, e.g. an earlier commit's ``git archive``), the same command
+  run with that code in the same session, alternating with this tree's runs (its report is not compared:
+  the two versions' pages may differ);
 * the file's size (target < 10 MB at 600 debates) and the embedded transcripts' compressed size;
 * opening the file in headless Chromium (chromium + chromedriver through selenium): wall time of the page
   load (``driver.get`` returns at the load event) and the page's own ``domInteractive`` and
@@ -43,11 +49,14 @@ def wall(cmd: list[str]) -> float:
     return timed(cmd)[0]
 
 
-def timed(cmd: list[str]) -> tuple[float, float]:
-    """Wall and CPU (user + sys of the child) seconds of a command."""
+def timed(cmd: list[str], src: Path | None = None) -> tuple[float, float]:
+    """Wall and CPU (user + sys of the child) seconds of a command (``src``: run with that ``src`` tree)."""
+    env = None
+    if src is not None:
+        env = {**os.environ, "PYTHONPATH": str(src.resolve())}
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
     t = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     return t, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
@@ -110,19 +119,41 @@ def main() -> None:
     ap.add_argument("--dir600", type=Path)
     ap.add_argument("--dir2000", type=Path)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--sizes", default="600,2000", help="which studies: 600, 2000 or both (600,2000)")
+    ap.add_argument("--before", type=Path, help="another tree's src directory, timed in the same run")
+    ap.add_argument("--no-browser", action="store_true", help="skip opening the report in Chromium")
     a = ap.parse_args()
+    sizes = {int(x) for x in a.sizes.split(",")}
     tmp = Path(tempfile.mkdtemp(prefix="fa-bench-report-"))
     for n, root, cohorts in ((600, a.dir600, 50), (2000, a.dir2000, 167)):
+        if n not in sizes:
+            continue
         root = root or run_study(tmp, cohorts)
         out = tmp / f"report{n}.html"
         wall([*CLI, "stats", str(root), "--json"])            # the traces cache, as after `study stats`
         stats = min(timed([*CLI, "stats", str(root), "--json"]) for _ in range(a.repeat))
-        ts = min(timed([*CLI, "report", str(root), "--out", str(out)]) for _ in range(a.repeat))
+        cache = root / "report_bodies.json"
+        report = [*CLI, "report", str(root), "--out", str(out)]
+        cold, warm, before = [], [], []
+        for _ in range(a.repeat):
+            if a.before is not None:
+                before.append(timed([*CLI, "report", str(root), "--out", str(tmp / "before.html")], a.before))
+            cache.unlink(missing_ok=True)
+            cold.append(timed(report))
+            first = out.read_bytes()
+            warm.append(timed(report))
+            if out.read_bytes() != first:
+                raise SystemExit("the warm report differs from the cold one")
         text = out.read_text(encoding="utf-8")
         size = re.search(r'class="dd-size">([^<]*)', text)
-        print(f"{n} debates: study report {ts[0]:.2f} s wall, {ts[1]:.2f} s CPU; study stats {stats[0]:.2f} s wall, "
-              f"{stats[1]:.2f} s CPU (best of {a.repeat}; {load()}); "
-              f"file {out.stat().st_size / 1e6:.2f} MB; {size.group(1) if size else 'no compressed bodies'}")
+        fmt = lambda ts: f"{min(ts)[0]:.2f} s wall, {min(t[1] for t in ts):.2f} s CPU"   # noqa: E731
+        print(f"{n} debates: study report cold {fmt(cold)}, warm {fmt(warm)}"
+              + (f"; before ({a.before}) {fmt(before)}" if before else "")
+              + f"; study stats {stats[0]:.2f} s wall, {stats[1]:.2f} s CPU (best of {a.repeat}; {load()}); "
+              f"file {out.stat().st_size / 1e6:.2f} MB, cache {cache.stat().st_size / 1e6:.2f} MB; "
+              f"{size.group(1) if size else 'no compressed bodies'}")
+        if a.no_browser:
+            continue
         best = None
         for _ in range(a.repeat):
             r = open_in_chromium(out)
