@@ -116,8 +116,9 @@ def test_residents_no_longer_at_zero(setup):
 
 
 def test_a_final_that_breaks_the_flow_rules_is_left_out_and_noted(setup):
-    """Destination's agent sends one visitor too few in one slot: the arena accepts it (capacities hold),
-    the flow rules do not; it is no candidate, the note says why, and destination still votes."""
+    """Destination's agent sends one visitor too few in one slot: capacities hold, the flow rules do not, and
+    the arena applies them (the domain's ``violations``, issue 21): the final is invalid with the flow
+    rules' message; it is no candidate, the note says why, and destination still votes."""
     d, ss, cands = setup
     finals = [cands.decisions[i].copy() for i in range(4)]
     g, j, t = map(int, np.argwhere(finals[3] > 0)[0])
@@ -125,13 +126,14 @@ def test_a_final_that_breaks_the_flow_rules_is_left_out_and_noted(setup):
     assert flow_feasibility(d, finals[3]) and not flow_feasibility(d, finals[0])
     res = llm_negotiate(d, ss, _models(d, ss, finals), rounds=1, closing="nash", cands=cands)
     parts = [agent_name(s) for s in ss]
-    assert res.final["destination"]["valid"] is True      # the arena checks capacities, not the flow rules
+    fin = res.final["destination"]
+    assert fin["valid"] is False                          # the arena checks the flow rules too
+    assert fin["violations"] == flow_feasibility(d, finals[3]) and f"group {d.groups[g].id} places" in fin["violations"][0]
     det = res.final["joint"]["details"]
     assert det["candidates"] == parts[:3]
     assert set(det["voters"]) == set(parts)
     note = res.final["joint"]["note"]
-    assert "left out destination's final, which breaks the flow rules" in note
-    assert f"group {d.groups[g].id} places" in note
+    assert "left out invalid final(s) of destination" in note
     # independent: the three kept finals are candidates 0..2 (normalised over the candidates and the finals,
     # which adds nothing new here)
     win = _expected(ss, parts[:3], D.utility_matrix(cands.values)[:, :3], "nash")

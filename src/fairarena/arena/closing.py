@@ -106,7 +106,14 @@ def register_mechanism(name: str, description: str) -> Callable[..., Any]:
                 return Decision(None, "no valid final allocation to aggregate")
             skipped = [k for k in ctx.finals if k not in valid]
             note = f"aggregated {len(valid)} valid final(s)" + (f"; skipped invalid {', '.join(skipped)}" if skipped else "")
-            return Decision(f(ctx.problem, list(valid.values())), note)
+            x = f(ctx.problem, list(valid.values()))
+            fix = getattr(ctx.domain, "repair", None)   # optional: the domain's rules beyond capacities
+            if callable(fix) and ctx.instance is not None:
+                y = np.asarray(fix(ctx.instance, x), dtype=float)
+                if not np.array_equal(y, np.asarray(x, dtype=float)):
+                    note += f"; repaired to the {getattr(ctx.domain, 'name', 'domain')} domain's rules (its repair)"
+                x = y
+            return Decision(x, note)
 
         CLOSING_RULES.add(name, ClosingRule(name, rule, description, False), description=description,
                           interactive=False)
@@ -120,6 +127,25 @@ def closing_rules() -> dict[str, str]:
 
 def get_closing_rule(name: str) -> ClosingRule:
     return CLOSING_RULES.get(name)
+
+
+def check_domain_closing(domain: Any, name: str, field_name: str = "closing") -> str:
+    """``name`` when the closing can decide a debate of ``domain``; else InputError naming ``field_name``
+    (before any work): a domain that scores participants by its own utilities (``closing_profile``, e.g.
+    tourism) can be closed only by the arena's own closings and the candidate-set aggregation rules, since
+    the feasible-set and repair rules optimise or score allocation objectives it does not have."""
+    rule = get_closing_rule(name)
+    if getattr(domain, "closing_profile", None) is None or CLOSING_RULES.entry(name).meta.get("source") != "aggregation":
+        return rule.name
+    from fairarena.aggregation.rules import RULES
+
+    kind = RULES.entry(name).kind
+    if kind != "candidates":
+        allowed = [n for n in CLOSING_RULES if CLOSING_RULES.entry(n).meta.get("source") != "aggregation"
+                   or RULES.entry(n).kind == "candidates"]
+        raise InputError(field_name, name, f"one of {', '.join(allowed)} (a {kind} rule needs allocation objectives; "
+                                           f"the {getattr(domain, 'name', '?')} domain scores participants by its own utilities)")
+    return rule.name
 
 
 def decide(rule: ClosingRule, ctx: ClosingContext) -> Decision:

@@ -23,7 +23,7 @@ import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
 from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics
-from fairarena.arena.closing import ClosingContext, decide, get_closing_rule, participant_objective
+from fairarena.arena.closing import ClosingContext, check_domain_closing, decide, get_closing_rule, participant_objective
 from fairarena.arena.domain import Domain, default_domain
 from fairarena.arena.formats import PROPOSAL_FORMATS, SpokenModel
 from fairarena.arena.negotiator import Negotiator
@@ -193,6 +193,7 @@ class Debate:
 
         check_agents(agents)
         domain = default_domain() if domain is None else domain
+        check_domain_closing(domain, config.closing)   # e.g. a feasible-set rule on a domain without objectives
         self.instance = instance
         self.domain = domain
         self.problem: AllocationProblem = domain.problem(instance)

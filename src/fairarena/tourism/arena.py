@@ -103,6 +103,33 @@ class TourismDomain:
     def from_dict(self, data: Any) -> Destination:
         return parse_destination(data)
 
+    def violations(self, instance: Destination, x: np.ndarray) -> list[str]:
+        """The arena's optional rules beyond capacities (:func:`fairarena.domains.protocol.violations_of`):
+        flows keep :func:`~fairarena.tourism.metrics.flow_feasibility` (every visitor makes one visit per slot,
+        whole visitors, free capacities); lists are position scores ``k..1`` (:func:`decode`). A proposal that
+        breaks them is invalid in the arena, with these messages as its violations."""
+        dec, bad = decode(instance, self.decision, x)
+        if dec is None:
+            return bad
+        return flow_feasibility(instance, dec) if self.decision == "flows" else []
+
+    def repair(self, instance: Destination, x: np.ndarray) -> np.ndarray:
+        """The valid decision nearest to ``x`` (the arena's optional hook, applied by the mechanism closings
+        such as ``mean-repair`` after their capacity repair): ``x`` itself when it keeps the rules; flows: the
+        integer flows with the least total absolute difference from ``x`` (HiGHS; every visitor one visit per
+        slot, free capacities); lists: each group's ``k`` POIs of highest score in ``x`` (ties: the first POI),
+        scored ``k..1``, ``k`` the domain's list length."""
+        x = np.asarray(x, dtype=float)
+        if not self.violations(instance, x):
+            return x
+        if self.decision == "lists":
+            from fairarena.tourism.decisions import encode
+
+            k = min(max(self.k, 1), x.shape[1])
+            top = np.stack([np.argsort(-row, kind="stable")[:k] for row in x])
+            return encode(instance, "lists", top)
+        return encode_flows_nearest(instance, x)
+
     def candidates_for(self, instance: Destination, stakeholders: list[Stakeholder]) -> Candidates:
         """``cands`` when they are the candidates of these stakeholders (same names, same order), else the
         flow candidates built from ``instance`` (kept for the last destination and stakeholder list)."""
@@ -135,7 +162,7 @@ class TourismDomain:
         from fairarena.aggregation.rules import Agent as AggAgent, Profile as AggProfile
 
         notes: list[str] = []
-        voters = [(n, p) for n, p in participants.items() if isinstance(p, StakeholderProfile) and p.stakeholder]
+        voters = [(n, p) for n, p in participants.items() if _stakeholder_name(p)]
         voting = {n for n, _ in voters}
         if others := [n for n in participants if n not in voting]:
             notes.append(f"{', '.join(others)} (no stakeholder) do not vote; their final(s) stay candidates")
@@ -155,7 +182,7 @@ class TourismDomain:
             return None, notes + [f"{len(voters)} participant(s) aligned to a stakeholder; a rule needs two"]
         if not kept:
             return None, notes + [f"no final keeps the {self.decision[:-1]} rules"]
-        ss = [p.source if p.source is not None else make(p.stakeholder, "stakeholder") for _, p in voters]
+        ss = [_stakeholder_of(p) for _, p in voters]
         cands = self.candidates_for(instance, ss)
         U = closing_utilities(instance, ss, [decode(instance, self.decision, x)[0] for x in kept.values()], cands,
                               self.closing_scale, self.decision)
@@ -165,6 +192,51 @@ class TourismDomain:
         notes.append(f"utilities: each stakeholder's objective, payoff table over the {len(cands.names)} {self.decision[:-1]} "
                      f"candidates and the {len(kept)} kept final(s) (scale {self.closing_scale})")
         return prof, notes
+
+
+def _stakeholder_name(profile: Any) -> str:
+    """The stakeholder an arena profile speaks for: a :class:`StakeholderProfile`'s, or the participant of a
+    :class:`fairarena.arena.profiles.ParticipantProfile` (``aligned:<participant>``, played by the generic
+    objective negotiator; ``tourists-family`` is the stakeholder ``tourists:family``); "" for none."""
+    if isinstance(profile, StakeholderProfile):
+        return profile.stakeholder
+    who = getattr(profile, "participant", "") or ""
+    return who.replace("-", ":", 1) if who.startswith("tourists-") else who
+
+
+def _stakeholder_of(profile: Any) -> Stakeholder:
+    if isinstance(profile, StakeholderProfile) and profile.source is not None:
+        return profile.source
+    return make(_stakeholder_name(profile), "stakeholder")
+
+
+def encode_flows_nearest(d: Destination, x: np.ndarray) -> np.ndarray:
+    """The valid integer flows (as an allocation ``(G, P x S)``) with the least ``sum |F - x|``: the flow
+    program of :func:`~fairarena.tourism.decisions.solve_flows` plus one deviation variable per cell (HiGHS;
+    SolverError when it does not prove optimality)."""
+    from scipy.optimize import Bounds, LinearConstraint
+    from scipy.sparse import bmat, identity
+
+    from fairarena.errors import SolverError
+    from fairarena.solver_console import milp
+    from fairarena.tourism.decisions import _flow_lp
+
+    lp = _flow_lp(d)
+    nF, nO = lp.G * lp.P * lp.S, lp.P * lp.S
+    m = np.asarray(x, dtype=float).reshape(-1)
+    eye = identity(nF, format="csr")
+    zeros_o = np.zeros((nF, nO))
+    cons = [LinearConstraint(bmat([[lp.A, np.zeros((lp.A.shape[0], nF))]], format="csr"), lp.lo, lp.hi),
+            LinearConstraint(bmat([[eye, zeros_o, -eye]], format="csr"), -np.inf, m),     # F - t <= x
+            LinearConstraint(bmat([[-eye, zeros_o, -eye]], format="csr"), -np.inf, -m)]   # x - F <= t
+    c = np.concatenate([np.zeros(nF + nO), np.ones(nF)])
+    integrality = np.concatenate([np.ones(nF), np.zeros(nO + nF)])
+    res = milp(c, constraints=cons, integrality=integrality,
+               bounds=Bounds(np.zeros(2 * nF + nO), np.concatenate([lp.bounds_hi, np.full(nF, np.inf)])),
+               options={"disp": False})
+    if res.status != 0 or res.x is None:
+        raise SolverError(f"nearest flows not solved to optimality: {res.message}")
+    return np.round(res.x[:nF]).reshape(lp.G, -1)
 
 
 def closing_utilities(d: Destination, stakeholders: list[Stakeholder], finals: list[np.ndarray], cands: Candidates,

@@ -99,14 +99,7 @@ class TourismPlugin(TourismDomain):
         out = {n: float(m[n]) for n in METRICS if n != "satisfaction"}
         return {"satisfaction": satisfaction(instance, m, None, self.decision), **out}
 
-    def violations(self, instance: Destination, x: np.ndarray) -> list[str]:
-        """Flows: :func:`~fairarena.tourism.metrics.flow_feasibility`; lists: position scores ``k..1``."""
-        from fairarena.tourism.metrics import flow_feasibility
-
-        dec, bad = decode(instance, self.decision, x)
-        if dec is None:
-            return bad
-        return flow_feasibility(instance, dec) if self.decision == "flows" else []
+    # violations (flows: every visitor one visit per slot; lists: scores k..1) and repair: TourismDomain's
 
     # -- participants ------------------------------------------------------------------------------
     def _stakeholder(self, p: Participant) -> Stakeholder:
