@@ -46,7 +46,7 @@ from fairarena.domains.protocol import MetricSpec, Participant
 from fairarena.errors import InputError
 
 __all__ = ["PBInstance", "PBDomain", "PB", "instance_of", "example_path", "EXAMPLES", "slug", "domain_for",
-           "pool_files", "POOL_ENV", "POOL_ORDER", "POOL_GROUPS"]
+           "pool_files", "pool_election", "POOL_ENV", "POOL_CACHE", "POOL_ORDER", "POOL_GROUPS"]
 
 #: shipped elections (package data, src/fairarena/data/pb/): name -> file
 EXAMPLES = {
@@ -108,16 +108,74 @@ def _pool_candidates(extra: str) -> list[Path]:
     return out
 
 
+#: the file remembering which pool files form three clusters (module doc), under ``$FAIRARENA_CACHE`` (default
+#: ``~/.cache/fairarena``)
+POOL_CACHE = "pb-pool.json"
+_POOL_CACHE_VERSION = f"1 {POOL_GROUPS}"
+
+
+def _pool_cache_path() -> Path:
+    base = os.environ.get("FAIRARENA_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "fairarena")
+    return Path(base) / POOL_CACHE
+
+
+def _file_key(p: Path) -> str:
+    st = p.stat()
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _read_verdicts() -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(_pool_cache_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != _POOL_CACHE_VERSION or not isinstance(data.get("files"), dict):
+        return {}
+    return data["files"]
+
+
+def _write_verdicts(files: dict[str, Any]) -> None:
+    import json
+    import tempfile
+
+    path = _pool_cache_path()
+    try:                                        # a cache: a folder that cannot be written only costs the re-reading
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".pb-pool.", suffix=".tmp", delete=False,
+                                         encoding="utf-8") as fh:
+            json.dump({"version": _POOL_CACHE_VERSION, "files": files}, fh, sort_keys=True)
+        os.replace(fh.name, path)
+    except OSError:
+        pass
+
+
 @functools.lru_cache(maxsize=8)
 def _pool(extra: str) -> tuple[Path, ...]:
+    """The candidates kept (module doc). Whether a file forms three clusters of at least 10 voters is remembered
+    per file (its resolved path, size and modification time) in :data:`POOL_CACHE`, so that listing the study
+    presets stats the files instead of reading every one again (11 s with Pabulib's folder); a file that changed
+    or is new is read (and a bad one refused, naming the variable)."""
     from fairarena.pb.election import read_election
     from fairarena.pb.groups import make_groups
 
+    known = _read_verdicts()
+    seen: dict[str, Any] = {}
     keep = []
     for p in _pool_candidates(extra):
-        e = read_election(p, POOL_ENV)
-        if len(make_groups(e, POOL_GROUPS).names) == len(POOL_KEYS):
+        name, stamp = str(p.resolve()), _file_key(p)
+        hit = known.get(name)
+        if isinstance(hit, list) and len(hit) == 2 and hit[0] == stamp and isinstance(hit[1], bool):
+            ok = hit[1]
+        else:
+            e = read_election(p, POOL_ENV)
+            ok = len(make_groups(e, POOL_GROUPS).names) == len(POOL_KEYS)
+        seen[name] = [stamp, ok]
+        if ok:
             keep.append(p)
+    if any(known.get(k) != v for k, v in seen.items()):
+        _write_verdicts({**known, **seen})
     return tuple(keep)
 
 
@@ -129,12 +187,25 @@ def pool_files() -> tuple[Path, ...]:
 
 
 @functools.lru_cache(maxsize=512)
-def _pool_instance(path: str) -> "PBInstance":
+def _pool_read(path: str) -> Any:
     from fairarena.pb.election import read_election
+
+    return read_election(path, POOL_ENV)
+
+
+@functools.lru_cache(maxsize=512)
+def _pool_instance(path: str) -> "PBInstance":
     from fairarena.pb.groups import make_groups
 
-    e = read_election(path, POOL_ENV)
+    e = _pool_read(path)
     return instance_of(e, make_groups(e, POOL_GROUPS))
+
+
+def pool_election(seed: int) -> Any:
+    """The :class:`~fairarena.pb.election.Election` of the pool's election ``seed % len(pool_files())`` (the one
+    ``PB.sample(seed)`` sees), read once per process."""
+    files = pool_files()
+    return _pool_read(str(files[int(seed) % len(files)]))
 
 
 @dataclass(frozen=True, eq=False)
@@ -404,11 +475,34 @@ class PBDomain:
         return f"participatory budgeting fairness for the group {framework}: {inst.title}"
 
     def study_design(self, kind: str) -> dict[str, Any] | None:
-        """A small council study of the pool (its first three elections); None for a bound domain or a duel."""
-        if self._instance is not None or kind != "council":
+        """A small study of the pool: a council on its first three elections (every candidate-set rule and PB
+        row beside the debate), or a duel of the clusters two by two on its first two; None for a bound
+        domain."""
+        if self._instance is not None or kind not in ("duel", "council"):
             return None
+        if kind == "duel":
+            return {"kind": "duel", "domain": "pb", "cohorts": 2, "rounds": 2, "model_a": "scripted",
+                    "model_b": "scripted", "seeds": [0]}
         return {"kind": "council", "domain": "pb", "cohorts": 3, "rounds": 3, "closing": ["joint-draft"],
                 "model_a": "scripted", "model_b": "scripted", "seeds": [0], "mechanisms": []}
+
+    # -- council studies: the protocol's study_* members, answered by fairarena.pb.study ------------------
+    def study_rules(self, design: Any) -> list[str]:
+        from fairarena.pb.study import study_rules
+        return study_rules(design)
+
+    def study_check(self, design: Any) -> None:
+        from fairarena.pb.study import study_check
+        study_check(design)
+
+    def study_rule_rows(self, task: Any, rules: list[str]) -> list[dict[str, Any]]:
+        from fairarena.pb.study import study_rule_rows
+        return study_rule_rows(task, rules)
+
+    def study_council(self, task: Any, rules: list[str], models: dict[str, Any], transcript: Any, **run: Any
+                      ) -> dict[str, Any]:
+        from fairarena.pb.study import study_council
+        return study_council(task, rules, models, transcript, **run)
 
     def study_presets(self) -> dict[str, dict[str, Any]]:
         """``pb``: a council study over every election of the pool, one cohort each (5 shipped elections; 246

@@ -73,6 +73,11 @@ def _mean(xs: Sequence[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
 
 
+def _absent(row: Mapping[str, Any] | None) -> bool:
+    """A row its instance cannot have (the domain says so with ``absent``), not an infeasible decision."""
+    return bool(row is not None and row.get("absent"))
+
+
 def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                     n_resamples: int | None = None) -> CouncilAnalysis:
     from fairarena.study.store import check_finished, load_results, study_tasks
@@ -113,14 +118,23 @@ def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False,
     labels = [*rules, DEBATE]
     summary = []
     for lab in labels:
-        vals = [values(inst["rows"].get(lab)) for inst in instances]
+        # a row the instance cannot have (``absent``: e.g. the city's outcome where the file records none) is
+        # neither infeasible nor a value: left out of the means and the pairs, and counted apart
+        present = [inst["rows"].get(lab) for inst in instances if not _absent(inst["rows"].get(lab))]
+        vals = [values(row) for row in present]
         ok = [v for v in vals if v is not None]
+        # each mean is over the instances that have the value (a NaN metric -- e.g. vs_city without the
+        # city's outcome -- is left out, not turned into a NaN mean); ``n_values`` says over how many
+        have = {k: [v[k] for v in ok if k in v and not math.isnan(v[k])] for k in all_dirs}
         summary.append({"rule": lab, "n": len(ok), "infeasible": len(vals) - len(ok),
-                        **{k: _mean([v[k] for v in ok if k in v]) for k in all_dirs}})
+                        "absent": len(instances) - len(present), **{k: _mean(xs) for k, xs in have.items()},
+                        "n_values": {k: len(xs) for k, xs in have.items()}})
     pairs = []
     for inst in instances:
         deb = values(inst["rows"].get(DEBATE))
         for rule in rules:
+            if _absent(inst["rows"].get(rule)):
+                continue
             o = values(inst["rows"].get(rule))
             pairs.append({"cohort": inst["cohort"], "framework": rule, "opponent": DEBATE, "a": deb, "opp": o,
                           "a_feasible": deb is not None, "opp_feasible": o is not None})
@@ -151,7 +165,8 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
             best[k] = max(xs) if an.directions[k] == "higher" else min(xs)
     rows = []
     for r in an.summary:
-        cells = [Cell(r["n"], str(r["n"]) + (f" ({r['infeasible']} infeasible)" if r["infeasible"] else ""))]
+        cells = [Cell(r["n"], str(r["n"]) + (f" ({r['infeasible']} infeasible)" if r["infeasible"] else "")
+                      + (f" ({r['absent']} not recorded)" if r.get("absent") else ""))]
         for k in [*metric_keys, *(f"u:{m}" for m in an.members), *SUMMARY_METRICS]:
             v = r[k]
             cells.append(Cell(v, format_num(v, digits), emphasis=not math.isnan(v) and abs(v - best.get(k, math.nan)) < 1e-12))
@@ -160,7 +175,8 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
                tuple(cols), tuple(rows), index_header="rule",
                notes=("Bold: the best row of a column. Lower is better for "
                       + (", ".join(k for k in [*metric_keys, *SUMMARY_METRICS] if an.directions[k] == "lower") or "none")
-                      + "; higher for the others. Member utilities are normalised per member (1 = its own ideal).",))
+                      + "; higher for the others. Member utilities are normalised per member (1 = its own ideal).",
+                      *_partial_means(an, metric_keys)))
     st = an.stats
     dcols = [("", "n")] + [(m, "debate - rule") for m in st.metrics]
     drows = []
@@ -182,6 +198,18 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
                       f"{format_num(an.spent['tokens_per_debate'], 0)} tokens per instance (scripted members: calls "
                       "only); the rules spend none."))
     return {"council": t1, "debate_vs_rules": t2}
+
+
+def _partial_means(an: CouncilAnalysis, keys: Sequence[str]) -> list[str]:
+    """A note per metric some rows lack on some instances (a NaN value): over how many instances its means are."""
+    out = []
+    for k in keys:
+        short = [f"{r['rule']} {r['n_values'][k]} of {r['n']}" for r in an.summary
+                 if k in (r.get("n_values") or {}) and r["n_values"][k] < r["n"]]
+        if short:
+            out.append(f"{k}: the mean over the instances that have a value ({', '.join(short)}; the others "
+                       "record none).")
+    return out
 
 
 def utility_figure(an: CouncilAnalysis) -> Any:
