@@ -6,7 +6,8 @@ compressing them): 4-5 s of CPU for a 2,000-debate study. The body depends only 
 and on the code that renders it, so :class:`BodyCache` keeps each body under its debate's key with a
 fingerprint of its transcript (the record's ``transcript_sha256``, and the file's size and modification
 time, so a transcript changed after its record was written is rendered again) and a digest of the
-installed ``fairarena`` sources (any change of the code renders every body again).
+installed ``fairarena`` sources (any change of the code renders every body again). A domain from another
+package (an entry point) is not in that digest: after changing how it renders an instance, delete the file.
 
 The file is never trusted: it is read as JSON, every entry must have the expected shape, a base64 body
 (only ``A-Z a-z 0-9 + / =``: nothing it holds can reach the page as markup) and a checksum over its key,
