@@ -9,10 +9,13 @@ time, so a transcript changed after its record was written is rendered again) an
 installed ``fairarena`` sources (any change of the code renders every body again). A domain from another
 package (an entry point) is not in that digest: after changing how it renders an instance, delete the file.
 
-The file is never trusted: it is read as JSON, every entry must have the expected shape, a base64 body
-(only ``A-Z a-z 0-9 + / =``: nothing it holds can reach the page as markup) and a checksum over its key,
-fingerprint, size and body; a file or entry that fails any check is ignored (the body is rendered
-again) and the file is rewritten. It is written atomically (a reader never sees half a file; two
+The file is not trusted as it is read: it is read as JSON, every entry must have the expected shape, a
+base64 body (only ``A-Z a-z 0-9 + / =``: it cannot break out of the page's ``data-z`` attribute) and a
+checksum over its key, fingerprint, size and body; a file or entry that fails any check is ignored (the
+body is rendered again) and the file is rewritten. The checksum catches damage, not forgery: like
+``traces.json`` (which feeds the statistics), a body written on purpose by someone who can write the study
+folder is shown (inflated into the page when its debate is opened); delete the file to render every body
+again from the transcripts. It is written atomically (a reader never sees half a file; two
 reports written at once each write a whole, valid file), with only the entries the last report used.
 """
 
