@@ -181,8 +181,9 @@ def _pool(extra: str) -> tuple[Path, ...]:
 
 def pool_files() -> tuple[Path, ...]:
     """The registered domain's elections (module doc): the shipped ones, then those under ``$FAIRARENA_PB_POOL``,
-    each kept when its ballots form three clusters of at least 10 voters. Every file is read (and a bad one
-    refused, naming the variable) the first time; the list is cached per value of the variable."""
+    each kept when its ballots form three clusters of at least 10 voters. A file is read (and a bad one refused,
+    naming the variable) when its verdict is not in :data:`POOL_CACHE` for its size and time (:func:`_pool`); the
+    list is cached per value of the variable."""
     return _pool(os.environ.get(POOL_ENV, ""))
 
 
@@ -507,9 +508,11 @@ class PBDomain:
     def study_presets(self) -> dict[str, dict[str, Any]]:
         """``pb``: a council study over every election of the pool, one cohort each (5 shipped elections; 246
         with ``FAIRARENA_PB_POOL`` naming Pabulib's folder, its 5 bigger files and 272 small instances): the
-        three clusters debate (scripted, 3 rounds, joint draft), every candidate-set rule beside it, each row
-        also measured against the city's actual outcome (``vs_city``); ``pb-small``: its first three (the
-        10-project elections). Listing the presets reads the pool's files (:func:`pool_files`)."""
+        three clusters debate (scripted, 3 rounds, joint draft), every candidate-set rule, the PB rules, the
+        feasible-set rules and the city's outcome beside it (:mod:`fairarena.pb.study`), each row also measured
+        against the city's actual outcome (``vs_city``); ``pb-small``: its first three (the 10-project
+        elections). Listing the presets stats the pool's files, reading only those whose verdict is not cached
+        (:func:`pool_files`)."""
         if self._instance is not None:
             return {}
         base = dict(name="pb", kind="council", domain="pb", cohorts=len(pool_files()), first_cohort_seed=0,
