@@ -188,3 +188,43 @@ def test_init_writes_a_council_design_that_loads_back(tmp_path):
     assert res.exit_code == 0, res.output
     assert "50 debates" in res.output
     assert load_study(p)[0] == preset("council")
+
+
+def test_a_missing_value_and_an_absent_row_are_left_out_and_counted(council_run, monkeypatch):
+    """A NaN metric (a value the instance does not have) is left out of its row's mean, with the count in
+    ``n_values`` and the table's notes, and dropped from the pairs as missing; a row marked ``absent`` (one the
+    instance cannot have) is neither infeasible nor a value: out of the means and the pairs, counted apart."""
+    import copy
+
+    from fairarena.study import store
+    from fairarena.study.council_analysis import analyse_council, council_tables
+
+    _, root, recs, _ = council_run
+    real = store.load_results
+
+    def altered(r):
+        out = copy.deepcopy(list(real(r)))
+        first = min(out, key=lambda rec: rec["task"]["cohort_seed"])
+        for row in first["rows"]:
+            if row["rule"] == "borda":
+                row["metrics"]["esg"] = float("nan")
+            if row["rule"] == "utilitarian":
+                row.update(metrics=None, utilities=None, feasible=False, absent=True, note="not on this instance")
+        return out
+
+    monkeypatch.setattr(store, "load_results", altered)
+    an = analyse_council(root, n_resamples=50)
+    by = {r["rule"]: r for r in an.summary}
+    second = max(recs, key=lambda rec: rec["task"]["cohort_seed"])
+    rows2 = {x["rule"]: x for x in second["rows"]}
+    assert by["borda"]["n"] == 2 and by["borda"]["n_values"]["esg"] == 1
+    assert by["borda"]["esg"] == pytest.approx(rows2["borda"]["metrics"]["esg"], abs=1e-12)   # not NaN
+    assert by["utilitarian"]["n"] == 1 and by["utilitarian"]["absent"] == 1 and by["utilitarian"]["infeasible"] == 0
+    assert by["utilitarian"]["esg"] == pytest.approx(rows2["utilitarian"]["metrics"]["esg"], abs=1e-12)
+    res = an.stats.cell("debate", "borda", "esg").result
+    assert res.n == 1 and res.n_missing == 1
+    res = an.stats.cell("debate", "utilitarian", "esg").result
+    assert res.n == 1 and res.n_excluded == 0 and res.n_missing == 0
+    t = council_tables(an)["council"]
+    assert any("esg: the mean over the instances that have a value (borda 1 of 2" in n for n in t.notes)
+    assert "1 not recorded" in next(r for r in t.rows if r.label == "utilitarian").cells[0].text
