@@ -173,6 +173,11 @@ def test_pool_verdicts_are_cached_per_file(monkeypatch, tmp_path):
         dom._pool.cache_clear()
         calls.clear()
         assert dom._pool("") == tuple(shipped) and len(calls) == len(shipped)
+        blocker = tmp_path / "not-a-folder"
+        blocker.write_text("x")
+        monkeypatch.setenv("FAIRARENA_CACHE", str(blocker))
+        dom._pool.cache_clear()
+        assert dom._pool("") == tuple(shipped) and blocker.read_text() == "x"
     finally:
         dom._pool.cache_clear()
 

@@ -80,6 +80,11 @@ def _absent(row: Mapping[str, Any] | None) -> bool:
 
 def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                     n_resamples: int | None = None) -> CouncilAnalysis:
+    """The summary and paired statistics of a finished council study (module doc). A row's mean of a value is
+    over the instances that have it: a NaN metric (e.g. pb's ``vs_city`` where a file records no outcome) is
+    left out of the mean (``n_values`` counts what is left) and its pairs count as missing; a row marked
+    ``absent`` (one its instance cannot have) is neither infeasible nor a value, left out of the means and the
+    pairs and counted as ``absent``."""
     from fairarena.study.store import check_finished, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
 
