@@ -81,7 +81,8 @@ def _absent(row: Mapping[str, Any] | None) -> bool:
 def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                     n_resamples: int | None = None) -> CouncilAnalysis:
     """The summary and paired statistics of a finished council study (module doc). A row's mean of a value is
-    over the instances that have it: a NaN metric (e.g. pb's ``vs_city`` where a file records no outcome) is
+    over the instances that have it: a NaN metric (a value the instance does not have, e.g. a distance to an
+    outcome its file does not record) is
     left out of the mean (``n_values`` counts what is left) and its pairs count as missing; a row marked
     ``absent`` (one its instance cannot have) is neither infeasible nor a value, left out of the means and the
     pairs and counted as ``absent``."""
