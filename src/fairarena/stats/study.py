@@ -142,7 +142,7 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
                   zero_method: str = "wilcox", n_resamples: int = DEFAULT_RESAMPLES, seed: int = DEFAULT_SEED,
                   level: float = DEFAULT_LEVEL, ci_method: str = "percentile",
                   opponents: Sequence[str] | None = None,
-                  frameworks: Sequence[str] | None = None) -> StudyStats:
+                  frameworks: Sequence[str] | None = None, observed_only: bool = False) -> StudyStats:
     """Every opponent x framework x metric cell of a study.
 
     ``metrics`` maps each metric name to its direction (``max`` or ``min``; ``higher`` / ``lower`` accepted,
@@ -150,7 +150,9 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
     ("none" or "holm") is applied over ``family``: ``"all"`` cells at once, or each ``"opponent"``
     (pairing) separately; raw and adjusted p are both kept. Opponents and frameworks appear in the
     order given, else in order of first appearance. A second debate for the same (cohort, framework,
-    opponent) is an error: pairing by cohort must be one-to-one.
+    opponent) is an error: pairing by cohort must be one-to-one. ``observed_only``: only the (opponent,
+    framework) pairs some record has (a duel of participants, where a participant never meets itself),
+    else every combination (an empty cell has n = 0).
     """
     check_options(test, alpha, zero_method)
     CORRECTIONS.check(correction)
@@ -184,6 +186,8 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
     samples: list[np.ndarray] = []        # bootstrap inputs: a, b, joint per cell
     for opp in opp_list:
         for fw in fw_list:
+            if observed_only and (opp, fw) not in groups:
+                continue
             recs = list(groups.get((opp, fw), {}).values())
             fa = np.array([r.a_feasible for r in recs], bool)
             fb = np.array([r.opp_feasible for r in recs], bool)

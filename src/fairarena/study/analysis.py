@@ -131,6 +131,7 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
                   n_resamples: int | None = None,
                   bias: bool | None = None) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
     """:func:`analyse_duel` and the records it read (the report uses them rather than reading them again)."""
+    from fairarena.study.instances import metric_directions
     from fairarena.study.mechanisms import allocation_directions
     from fairarena.study.store import comparison_records, load_results, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
@@ -139,11 +140,17 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     check_options(test, 0.05, "wilcox")                     # bad --test before any work
     t0 = time.perf_counter()
     status = check_finished(root, allow_partial=allow_partial)
-    directions = allocation_directions()
     rows = load_results(root)                               # read once (3 MB for the paper preset)
-    recs = comparison_records(root, rows=rows)
+    cfg, tasks = study_tasks(root)
+    if _participant_duel(cfg):          # another domain's duel: cells by who debated whom, its metrics
+        directions = metric_directions(cfg.domain, getattr(cfg, "problem", None) or None)
+        recs = participant_records(cfg, tasks, rows, directions)
+    else:
+        directions = allocation_directions()
+        recs = comparison_records(root, rows=rows)
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
-                       n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
+                       n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples,
+                       **({"observed_only": True} if _participant_duel(cfg) else {}))
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
     traces = load_traces(root, rows=rows)
     em = emergence(traces, directions, means, _owners())
@@ -151,7 +158,6 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
 
     extras = study_extras(root, rows, traces, directions, test=test, n_resamples=n_resamples, bias=bias)
     mech = None
-    cfg, _ = study_tasks(root)
     if cfg.mechanisms:
         from fairarena.study.mechanisms import compare_mechanisms
 
@@ -160,6 +166,44 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
                                   correction="holm" if holm else "none",
                                   n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples)
     return StudyAnalysis(st, em, status, time.perf_counter() - t0, mech, extras), rows
+
+
+def _participant_duel(cfg: Any) -> bool:
+    """A duel of a domain other than the default one: its participants debate two by two (Agent A aligned
+    to no framework), so its cells are (B, A) pairs of participants, not opponent x framework."""
+    from fairarena.study.instances import default_domain
+
+    return (getattr(cfg, "domain", None) or default_domain()) != default_domain()
+
+
+def participant_records(cfg: Any, tasks: Sequence[Any], rows: Sequence[Mapping[str, Any]],
+                        directions: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The paired statistics' input of a participant duel (:func:`_participant_duel`): one mapping per ok
+    debate of the first task's instance variant (capacity) and the design's first closing rule, its ``framework`` Agent A's
+    participant and ``opponent`` Agent B's, ``a``/``opp``/``joint`` the final metrics named in
+    ``directions`` (the domain's; a missing or non-numeric value is NaN). The pairing unit (``cohort``) is
+    the debate's (cohort, seed): a problem file has one instance, its seeds are its repeated debates."""
+    capacity, closing = (tasks[0].capacity if tasks else None), cfg.closing[0]
+    out = []
+    for r in rows:
+        t = r["task"]
+        if r["status"] != "ok" or t["capacity"] != capacity or t["closing"] != closing:
+            continue
+        m = r.get("metrics") or {}
+        feas = r.get("feasible") or {}
+
+        def pick(who: str) -> dict[str, float] | None:
+            d = m.get(who)
+            if d is None:
+                return None
+            return {k: (float(d[k]) if isinstance(d.get(k), (int, float)) and not isinstance(d.get(k), bool)
+                        else math.nan) for k in directions}
+
+        out.append({"cohort": (t["cohort"], t["seed"]), "framework": t["agent_a"], "opponent": t["agent_b"],
+                    "a": pick("a"), "opp": pick("b"), "a_feasible": bool(feas.get("a")),
+                    "opp_feasible": bool(feas.get("b")), "joint": pick("joint"),
+                    "joint_feasible": bool(feas.get("joint"))})
+    return out
 
 
 def study_tables(an: Any) -> dict[str, Any]:
@@ -175,12 +219,40 @@ def duel_tables(an: StudyAnalysis) -> dict[str, Any]:
     """A duel study's tables (:func:`study_tables`)."""
     from fairarena.report import table2, table3
 
-    out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
+    if _pairs_only(an.stats):
+        out = pair_tables(an.stats)
+    else:
+        out = {"table2": table2(an.stats, joint=True), "table3": table3(an.stats)}
     if an.mechanisms is not None:
         out["deliberation_vs_mechanisms"] = mechanisms_table(an.mechanisms)
     from fairarena.study.noise import extras_tables
 
     out.update(extras_tables(an.extras))
+    return out
+
+
+def _pairs_only(st: Any) -> bool:
+    """Statistics of the debated pairs only (a participant duel's), not of every opponent x framework."""
+    return len(st.cells) != len(st.opponents) * len(st.frameworks) * len(st.metrics)
+
+
+def pair_tables(st: Any) -> dict[str, Any]:
+    """Tables 2 and 3 of a participant duel: one row per pair that debated (the wide layout of
+    :func:`fairarena.report.table2` / :func:`~fairarena.report.table3`, row = Agent A's participant, grouped
+    by ``A vs`` B's), metrics titled and directed as the domain's."""
+    from dataclasses import replace
+
+    from fairarena.report import Table, table2, table3
+
+    pairs = list(dict.fromkeys((c.opponent, c.framework) for c in st.cells))
+    out = {}
+    for name, make in (("table2", lambda s: table2(s, layout="wide", joint=True,
+                                                   title="Table 2: mean per pair, metric and side")),
+                       ("table3", lambda s: table3(s, layout="wide", title="Table 3: paired tests per pair and metric"))):
+        parts = [make(replace(st, opponents=(o,), frameworks=(f,))) for o, f in pairs]
+        first = parts[0] if parts else make(st)
+        out[name] = Table(first.title, first.columns, tuple(r for t in parts for r in t.rows),
+                          index_header="A (first speaker)", notes=first.notes, meta=dict(first.meta))
     return out
 
 
@@ -432,7 +504,7 @@ def instance_blocks(header: Mapping[str, Any], cache: dict[str, list[Any]] | Non
     from fairarena.report import Row, Table, Text
 
     data = header.get("instance", header.get("cohort"))
-    name = header.get("domain") or "triage"
+    name = header.get("domain") or _default_domain()
     if data is None:
         return [Text("The transcript records no instance.")]
     key = json.dumps([name, data], sort_keys=True, default=str)
@@ -466,6 +538,13 @@ def instance_blocks(header: Mapping[str, Any], cache: dict[str, list[Any]] | Non
     return blocks
 
 
+def _default_domain() -> str:
+    """The domain of a transcript that names none: the registry's default (never a name written here)."""
+    from fairarena.study.instances import default_domain
+
+    return default_domain()
+
+
 def _amount(x: float) -> Any:
     """A capacity or need: whole amounts without decimals, others with two."""
     from fairarena.report import Cell, format_num
@@ -478,7 +557,7 @@ def _item_name(domain: Any) -> str:
     try:
         from fairarena.domains import resolve
 
-        return str(getattr(resolve(domain or "triage"), "item", "item"))
+        return str(getattr(resolve(domain or _default_domain()), "item", "item"))
     except Exception:          # an unknown domain: the proposal table still shows
         return "item"
 
