@@ -232,3 +232,18 @@ def test_repair_to_feasible_always_feasible(data):
     assert np.all(y[:, p.indivisible] <= np.ceil(x[:, p.indivisible] - 1e-9) + 1e-9)
     if check_feasibility(p, x) == []:
         assert np.allclose(y, x)  # a feasible allocation is left alone
+
+
+def test_repair_leaves_an_amount_within_the_feasibility_tolerance_alone():
+    # found by the property above: 1e-6 of an indivisible resource is whole for check_feasibility (atol 1e-6),
+    # and the repair's own, tighter tolerance (1e-9) used to hand it a whole unit by largest remainder
+    p = sample_cohort(0, "tight").to_problem()
+    x = np.zeros((p.n, p.n_resources))
+    r = int(np.flatnonzero(p.indivisible)[-1])
+    x[-1, r] = 1e-6
+    assert check_feasibility(p, x) == []
+    assert np.allclose(repair_to_feasible(p, x), x)
+    x[-1, r] = 0.5               # a column to repair: the other amounts are rounded as whole numbers
+    x[0, r] = 1 - 1e-7
+    y = repair_to_feasible(p, x)
+    assert y[0, r] == 1.0 and check_feasibility(p, y) == []

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
-from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics
+from fairarena.allocation.metrics import METRIC_KEYS
 from fairarena.arena.closing import ClosingContext, check_domain_closing, decide, get_closing_rule, participant_objective
 from fairarena.arena.domain import Domain, default_domain
 from fairarena.arena.formats import PROPOSAL_FORMATS, SpokenModel
@@ -31,6 +31,7 @@ from fairarena.arena.profiles import Profile
 from fairarena.arena.parsing import ParsedProposal
 from fairarena.arena.step import Step
 from fairarena.arena.prompts import PHASE_TASK, PROMPT_VERSION, build_messages, escape, excerpt
+from fairarena.arena.scoring import metrics_domain, score, score_with  # noqa: F401  (their old import path)
 from fairarena.arena.transcript import Closing, TranscriptWriter, Turn
 from fairarena.errors import FairArenaError, InputError
 from fairarena.llm.base import ChatModel, LLMError
@@ -120,63 +121,6 @@ def default_names(n: int) -> list[str]:
 
 class DebateFailed(FairArenaError):
     pass
-
-
-def score(problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
-    """The allocation core's metrics of one allocation (:func:`fairarena.allocation.compute_metrics`; kept
-    for old callers: a debate scores with its domain, :func:`score_with`)."""
-    return compute_metrics(problem, x)
-
-
-def metrics_domain(domain: Any) -> Any:
-    """The domain whose metrics score a debate of ``domain``: ``domain`` itself when it has ``evaluate`` and
-    ``metrics`` (or its own ``score``), else the registered domain of the same name when that one has them
-    (an arena-only adapter of a registered domain, e.g. one bound to a study's candidates, records the
-    registered domain's metrics, which :func:`fairarena.arena.transcript.recompute_metrics` finds by the
-    transcript's domain name), else None (the allocation core's metrics, :func:`score`)."""
-    from fairarena.domains.registry import DOMAINS
-
-    def has(d: Any) -> bool:
-        return callable(getattr(d, "score", None)) or all(callable(getattr(d, m, None)) for m in ("evaluate", "metrics"))
-
-    if has(domain):
-        return domain
-    name = getattr(domain, "name", None)
-    if isinstance(name, str) and name in DOMAINS:
-        registered = DOMAINS.get(name)
-        if has(registered):
-            return registered
-    return None
-
-
-def score_with(domain: Any, instance: Any, problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
-    """The record of one allocation's metrics in a debate of ``domain``: the domain's own ``score(instance,
-    x, problem)`` when it has one (triage: every allocation metric plus CNSS, waste and unused capacity), otherwise
-    every metric of ``domain.evaluate`` (NaN when the domain cannot evaluate it, e.g. over capacity) plus
-    ``feasible`` and ``violations`` (:func:`fairarena.domains.protocol.violations_of`: the problem's and the
-    domain's own rules). A domain with only the arena's members (no ``evaluate``): the allocation core's
-    metrics of its problem (:func:`score`), as before domains had metrics of their own."""
-    from fairarena.domains.protocol import metric_specs, violations_of
-
-    own = getattr(domain, "score", None)   # optional: score(instance, x, problem) -> the record
-    if callable(own):
-        return dict(own(instance, x, problem))
-    violations = violations_of(domain, instance, x, problem)
-    scorer = metrics_domain(domain)
-    if scorer is None:
-        out = score(problem, x)
-        if violations and out["feasible"]:
-            out["feasible"], out["violations"] = False, violations
-        return out
-    if scorer is not domain:
-        return score_with(scorer, instance, problem, x) | {"feasible": not violations, "violations": violations}
-    try:
-        out: dict[str, Any] = {k: float(v) for k, v in domain.evaluate(instance, x).items()}
-    except Exception:   # an invalid allocation the domain's metrics are not defined on
-        out = {k: math.nan for k in metric_specs(domain)}
-    out["feasible"] = not violations
-    out["violations"] = violations
-    return out
 
 
 def _cap(text: str | None, n: int) -> tuple[str | None, int | None]:

@@ -204,7 +204,7 @@ def recompute_metrics(events: list[dict[str, Any]], *, finished_only: bool = Tru
     """
     from fairarena.arena.domain import DEFAULT_DOMAIN, DOMAINS
     from fairarena.arena.parsing import validate_mapping
-    from fairarena.arena.protocol import score_with
+    from fairarena.arena.scoring import score_with
 
     status, reason = transcript_status(events)
     if finished_only and status != FINISHED:
