@@ -106,7 +106,9 @@ def test_every_record_matches_the_schema(tmp_path):
 def _doc_blocks(heading: str) -> tuple[str, str]:
     text = (Path(__file__).resolve().parents[2] / "docs" / "study.md").read_text()
     section = text.split(heading, 1)[1].split("\n### ", 1)[0]
-    shell = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    # the commands are a console block ('$ fairarena ...' lines, which tests/test_docs_examples.py also runs)
+    shell = section.split("```console\n", 1)[1].split("```", 1)[0]
+    shell = "\n".join(line[2:] for line in shell.splitlines() if line.startswith("$ "))
     python = section.split("```python\n", 1)[1].split("```", 1)[0]
     return shell, python
 
