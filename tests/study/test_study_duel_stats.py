@@ -167,3 +167,16 @@ def test_compare_table_keeps_every_combination_unless_observed_only():
     # the same cells as in the full grid (each interval has its own bootstrap generator); NaN-safe via JSON
     assert json.dumps(seen.to_dict()["cells"]) == json.dumps([c for c in full.to_dict()["cells"] if c["n"]])
     assert [c["mean_diff"] for c in seen.to_dict()["cells"]] == [1.0, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("name", ["tourism", "file"])
+def test_a_participant_duel_gets_its_html_report(studies, name, tmp_path):
+    # the report crashed on these studies (figures drawn over the triage metrics and the full grid of pairs)
+    root, cfg, dom = studies[name]
+    out = tmp_path / "report.html"
+    r = subprocess.run([*CLI, "report", str(root), "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    html = out.read_text(encoding="utf-8")
+    metrics = list(metric_specs(dom))
+    assert f"{metrics[0]}: final means" in html            # the means figure of the domain's own metric
+    assert html.count("<details") >= len(expand(cfg))       # every debate in the drill-down

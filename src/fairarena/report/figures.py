@@ -87,7 +87,11 @@ def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
         for k, (side, colour) in enumerate((("A", "#1f77b4"), ("opponent", "#ff7f0e"))):
             means, lo, hi, edge = [], [], [], []
             for fw in st.frameworks:
-                r = st.cell(opp, fw, metric).result
+                try:
+                    r = st.cell(opp, fw, metric).result
+                except KeyError:   # a pair that never debated (a study of participants against each other)
+                    means.append(math.nan), lo.append(0.0), hi.append(0.0), edge.append(colour)
+                    continue
                 m, ci = (r.mean_a, r.ci_a) if side == "A" else (r.mean_b, r.ci_b)
                 means.append(m)
                 # max(0, .): a constant sample's interval is [m, m] up to rounding (e.g. -1e-17)

@@ -719,7 +719,7 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     (:class:`fairarena.report.bodycache.BodyCache`: the same bytes, without reading the transcripts
     again; a damaged or stale file is ignored and rewritten)."""
     from fairarena.study.noise import extras_sections, noise_summary
-    from fairarena.study.store import read_study
+    from fairarena.study.store import read_study, study_tasks
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   joint_vs_sides_figure, means_figure, slopegraph_figure)
 
@@ -729,8 +729,14 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
     tables = duel_tables(an)
     st, em = an.stats, an.emergence
-    focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics]
+    # the paper's three headline metrics where the domain has them, else the domain's first three
+    focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics] or list(st.metrics)[:3]
     recs = _selected(root, None, None, None, rows)
+    cfg0, tasks0 = study_tasks(root)
+    if _participant_duel(cfg0) and tasks0:   # participants debate each other (no framework): every sound debate
+        first = tasks0[0]                     # of the first instance variant and closing (as the statistics)
+        recs = [r for r in rows if r["status"] == "ok" and r["task"]["capacity"] == first.capacity
+                and r["task"]["closing"] == first.closing]
     limit = len(recs) if details is None else details
     cache: dict[str, list[Any]] = {}
     from fairarena.report.bodycache import FILE as BODIES, BodyCache
@@ -766,15 +772,18 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
                  "closing's objectives; docs/study.md), compared with the debate's joint recommendation."),
             tables["deliberation_vs_mechanisms"]])] if "deliberation_vs_mechanisms" in tables else []),
         Section("Emergence", [Text(noise_summary(an.extras)), *_emergence_tables(an),
-                              FigureBlock(patching_figure(em), caption="Patching by protected attribute: mean CNSS "
-                                          "gain of the worst-served patients of the opponent's opening."),
-                              FigureBlock(feasibility_figure(em), caption="Feasibility per stage.")]),
+                              *([FigureBlock(patching_figure(em), caption="Patching by protected attribute: mean "
+                                             "CNSS gain of the worst-served patients of the opponent's opening.")]
+                                if (em.get("patching") or {}).get("by_attribute") else []),
+                              *([FigureBlock(feasibility_figure(em), caption="Feasibility per stage.")]
+                                if em.get("feasibility") else [])]),
         *extras_sections(an.extras, tables),
         Section("Figures", [*(FigureBlock(means_figure(st, m), caption=f"{m}: final means with 95% bootstrap CIs")
                               for m in focus),
-                            FigureBlock(trajectory_figure(em, focus, st.opponents, st.frameworks),
-                                        caption="Metric trajectories over rounds per framework and opponent "
-                                                "(mean over debates of feasible proposals)"),
+                            *([FigureBlock(trajectory_figure(em, focus, st.opponents, st.frameworks),
+                                           caption="Metric trajectories over rounds per framework and opponent "
+                                                   "(mean over debates of feasible proposals)")]
+                              if focus and st.opponents and em.get("trajectories") else []),
                             *side_figs]),
         Section("Debates", [Text(f"{len(items)} debates; "
                                  + ("each" if limit >= len(items) else f"the first {limit}")
