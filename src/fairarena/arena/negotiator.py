@@ -961,15 +961,20 @@ class Negotiator:
                 f"{self.problem.ids[worst]} at need satisfaction {mt['cnss'][worst]:.2f}.")
 
     def _critique_many(self) -> str:
-        s = self.state
-        parts = []
-        for name in sorted(set(s.others_violations) | set(s.others_last)):
-            bad = s.others_violations.get(name) or []
-            if bad:
-                parts.append(f"{name}'s last proposal was infeasible: " + "; ".join(bad[:2]))
-            elif name in s.others_last:
-                parts.append(f"{name}'s last valid proposal " + _critique_of(self.problem, s.others_last[name]))
-        return ". ".join(parts) + "." if parts else "No valid proposal from the others yet."
+        return _critique_others(self.state, "infeasible", lambda x: _critique_of(self.problem, x))
+
+
+def _critique_others(state: Any, bad_word: str, valid: Callable[[np.ndarray], str]) -> str:
+    """The critique of the other debaters' last proposals, in name order: ``<name>'s last proposal was
+    <bad_word>: <first two violations>``, or ``<name>'s last valid proposal <valid(x)>``."""
+    parts = []
+    for name in sorted(set(state.others_violations) | set(state.others_last)):
+        bad = state.others_violations.get(name) or []
+        if bad:
+            parts.append(f"{name}'s last proposal was {bad_word}: " + "; ".join(bad[:2]))
+        elif name in state.others_last:
+            parts.append(f"{name}'s last valid proposal " + valid(state.others_last[name]))
+    return ". ".join(parts) + "." if parts else "No valid proposal from the others yet."
 
 
 def _critique_of(problem: AllocationProblem, x: np.ndarray) -> str:
@@ -1178,13 +1183,5 @@ class ObjectiveNegotiator:
         return "Metrics: " + ", ".join(f"{specs[k].label} {float(m[k]):.3f}" for k in specs if k in m) + "."
 
     def critique(self) -> str:
-        s = self.state
-        parts = []
-        for name in sorted(set(s.others_violations) | set(s.others_last)):
-            bad = s.others_violations.get(name) or []
-            if bad:
-                parts.append(f"{name}'s last proposal was invalid: " + "; ".join(bad[:2]))
-            elif name in s.others_last:
-                parts.append(f"{name}'s last valid proposal gives {self.participant.name} "
-                             f"{self.value(s.others_last[name]):.3f} (its optimum {self.value(self.opening()):.3f})")
-        return ". ".join(parts) + "." if parts else "No valid proposal from the others yet."
+        return _critique_others(self.state, "invalid", lambda x: f"gives {self.participant.name} {self.value(x):.3f} "
+                                                                 f"(its optimum {self.value(self.opening()):.3f})")

@@ -119,16 +119,19 @@ class ParticipantProfile(AgentProfile):
     domain other than the frameworks'): its value statement and objective in the system prompt, no
     retrieval. The scripted model plays it with :class:`fairarena.arena.negotiator.ObjectiveNegotiator`. Its
     kind, ``participant``, has no framework objective: an aggregation closing lets it vote only when the
-    domain scores participants itself (``closing_profile``)."""
+    domain scores participants itself (``closing_profile``). Its name is ``<prefix>:<participant>``: the
+    conformance kit's default agents use the prefix ``participant``
+    (:class:`fairarena.conformance.agents.ParticipantProfile`)."""
 
     participant: str = ""
     statement: str = ""
     objective: str = ""
     setting: str = "an allocation"
+    prefix: str = "aligned"
 
     @property
     def name(self) -> str:
-        return f"aligned:{self.participant}"
+        return f"{self.prefix}:{self.participant}"
 
     @property
     def uses_retrieval(self) -> bool:
@@ -143,6 +146,11 @@ class ParticipantProfile(AgentProfile):
                 f"Your objective: {self.objective}. " + (rules or ""))
 
 
+def objective_text(p: Any) -> str:
+    """``maximise a (weight 1), minimise b (weight 0.5)`` from a participant's signed weights."""
+    return ", ".join(f"{'maximise' if w > 0 else 'minimise'} {m} (weight {abs(w):g})" for m, w in p.objective.items())
+
+
 def participant_profile(domain: Any, instance: Any, spec: str, field: str = "agent") -> AgentProfile:
     """The profile ``spec`` names on ``domain``: ``aligned:<participant>`` (a participant of the domain:
     :class:`ParticipantProfile`) or any profile :func:`parse_agent` reads (``baseline``, ...)."""
@@ -150,9 +158,8 @@ def participant_profile(domain: Any, instance: Any, spec: str, field: str = "age
     if kind == "aligned" and sep:
         for p in domain.participants(instance):
             if p.name == who:
-                goal = ", ".join(f"{'maximise' if w > 0 else 'minimise'} {m} (weight {abs(w):g})"
-                                 for m, w in p.objective.items())
-                return ParticipantProfile("participant", who, participant=who, statement=p.description, objective=goal,
+                return ParticipantProfile("participant", who, participant=who, statement=p.description,
+                                          objective=objective_text(p),
                                           setting=getattr(domain, "setting", "an allocation"))
         raise InputError(field, spec, "aligned:<participant> with participant one of "
                          + ", ".join(p.name for p in domain.participants(instance)))

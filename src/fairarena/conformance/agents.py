@@ -24,35 +24,22 @@ from typing import Any, Sequence
 import numpy as np
 
 from fairarena.arena.negotiator import NegotiationState
-from fairarena.arena.profiles import Profile
+from fairarena.arena.profiles import ParticipantProfile as _ArenaParticipantProfile
+from fairarena.arena.profiles import objective_text
 from fairarena.domains.protocol import Participant
 
 __all__ = ["ParticipantProfile", "OptimumNegotiator", "optimum_agents"]
 
 
 @dataclass(frozen=True)
-class ParticipantProfile(Profile):
-    """An arena profile for a domain participant: its value statement and objective in the system prompt
-    (no retrieval). Its kind, ``participant``, has no allocation objective, so an aggregation closing does
-    not let it vote unless the domain scores participants itself (``closing_profile``)."""
+class ParticipantProfile(_ArenaParticipantProfile):
+    """An arena profile for a domain participant (:class:`fairarena.arena.profiles.ParticipantProfile`: its
+    value statement and objective in the system prompt, no retrieval), named ``participant:<participant>``
+    (the arena's is ``aligned:<participant>``; the name is recorded in the transcripts of these default
+    agents). Its kind, ``participant``, has no allocation objective, so an aggregation closing does not let
+    it vote unless the domain scores participants itself (``closing_profile``)."""
 
-    participant: str = ""
-    statement: str = ""
-    objective: str = ""
-    setting: str = "an allocation"
-
-    @property
-    def name(self) -> str:
-        return f"participant:{self.participant}"
-
-    def system_prompt(self, *, rag_available: bool, rules: str | None = None) -> str:
-        return (f"You represent '{self.participant}' in {self.setting}. {self.statement} "
-                f"Your objective: {self.objective}. " + (rules or ""))
-
-
-def objective_text(p: Participant) -> str:
-    """``maximise a (weight 1), minimise b (weight 0.5)`` from a participant's signed weights."""
-    return ", ".join(f"{'maximise' if w > 0 else 'minimise'} {m} (weight {abs(w):g})" for m, w in p.objective.items())
+    prefix: str = "participant"
 
 
 class OptimumNegotiator:

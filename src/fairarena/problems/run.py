@@ -25,20 +25,15 @@ __all__ = ["council_profile", "closing_profile", "candidate_rules", "council", "
 
 
 def council_profile(domain: Any, instance: Any, names: Sequence[str] | None = None) -> Any:
-    """Voters = the stakeholders (default every one), candidates = their optima (named after them),
-    utilities = each stakeholder's value normalised over the candidates (1 at its best, 0 at its worst;
-    :func:`fairarena.aggregation.candidates.per_agent_range`), ``X`` = the optima."""
-    from fairarena.aggregation.candidates import per_agent_range
-    from fairarena.aggregation.rules import Profile, Voter
+    """Voters = the stakeholders (default every one; ``names`` in that order), candidates = their optima
+    (named after them), utilities = each stakeholder's value normalised over the candidates (1 at its best,
+    0 at its worst), ``X`` = the optima: :func:`fairarena.aggregation.council.candidate_profile` on them."""
+    from fairarena.aggregation.council import candidate_profile
 
     ps = domain.participants(instance)
     if names is not None:
         ps = [p for n in names for p in ps if p.name == n]
-    xs = [domain.optimum(instance, p) for p in ps]
-    V = np.array([[domain.value(instance, p, x) for x in xs] for p in ps], dtype=float)
-    prof = Profile.from_utilities([Voter(p.name, group=p.group) for p in ps], [p.name for p in ps], per_agent_range(V))
-    prof.X = np.stack(xs)
-    return prof
+    return candidate_profile(domain, instance, ps)
 
 
 def closing_profile(domain: Any, instance: Any, participants: dict[str, Any], finals: dict[str, np.ndarray]
@@ -73,18 +68,10 @@ def closing_profile(domain: Any, instance: Any, participants: dict[str, Any], fi
 
 def candidate_rules(names: Sequence[str] | None = None, field: str = "--rule") -> list[str]:
     """The candidate-set aggregation rules (default every one); a feasible-set or repair rule asked for by
-    name is an InputError (they need allocation objectives over the whole feasible set)."""
-    from fairarena.aggregation.rules import RULES
+    name is an InputError naming ``field``: :func:`fairarena.aggregation.council.candidate_rules`."""
+    from fairarena.aggregation.council import candidate_rules as home
 
-    ok = [n for n in RULES if RULES.entry(n).kind == "candidates"]
-    if names is None:
-        return ok
-    for n in names:
-        RULES.check(n)
-        if n not in ok:
-            raise InputError(field, n, f"a candidate-set rule for a problem file ({', '.join(ok)}): "
-                                       f"{n} is a {RULES.entry(n).kind} rule, which needs the allocation core's objectives")
-    return list(names)
+    return home(names, field)
 
 
 def _mapping(domain: Any, instance: Any, x: np.ndarray) -> dict[str, dict[str, Any]]:
