@@ -1,6 +1,5 @@
 """Reading .pb files: the three vote types, attributes, and bad files refused one line naming file, line, field."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,14 +24,8 @@ voter_id;age;sex;vote
 """
 
 
-def write(tmp_path, text, name="e.pb"):
-    p = tmp_path / name
-    p.write_text(text, encoding="utf-8")
-    return p
-
-
-def test_reads_approval_with_attributes(tmp_path):
-    e = read_election(write(tmp_path, GOOD))
+def test_reads_approval_with_attributes(pb_file):
+    e = read_election(pb_file(GOOD))
     assert e.project_ids == ("1", "2", "3") and e.budget == 100 and e.selected == ("1", "3")
     assert e.scores.tolist() == [[1, 0, 1], [0, 1, 0]]
     assert e.voters[0] == {"age": "25", "sex": "K"} and e.projects[0]["name"] == "A"
@@ -59,18 +52,18 @@ def test_shipped_vote_types():
                                                     "(3 costs 30, line 9): a valid but empty problem"),
     (lambda t: t.split("VOTES\n")[0] + "VOTES\nvoter_id;vote\n", "e.pb:10: VOTES = 0: at least one vote"),
 ])
-def test_bad_files_one_line(tmp_path, edit, where):
+def test_bad_files_one_line(pb_file, edit, where):
     with pytest.raises(InputError) as exc:
-        read_election(write(tmp_path, edit(GOOD)))
+        read_election(pb_file(edit(GOOD)))
     msg = str(exc.value)
     assert "\n" not in msg and msg.startswith(where), msg
 
 
-def test_cli_bad_file_exit_2_nothing_written(tmp_path):
+def test_cli_bad_file_exit_2_nothing_written(pb_file, tmp_path):
     import subprocess
     import sys
 
-    bad = write(tmp_path, GOOD.replace("2;50;B;0", "2;-50;B;0"))
+    bad = pb_file(GOOD.replace("2;50;B;0", "2;-50;B;0"))
     out = tmp_path / "out.json"
     r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(bad), "--json"],
                        capture_output=True, text=True, cwd=tmp_path)

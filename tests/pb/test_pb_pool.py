@@ -127,14 +127,13 @@ voter_id;vote
     "".join(f"{i};3,4\n" for i in range(25, 37))
 
 
-def test_a_free_project_is_a_valid_allocation_item(tmp_path):
+def test_a_free_project_is_a_valid_allocation_item(pb_file):
     # a project of cost 0 (Gdynia 2020 Grabowek has one) made the allocation problem refuse the instance
     # ("need[...] = {}: at least one needed resource"), so its debate failed in pb compare and in a study
     from fairarena.domains import check
     from fairarena.pb.domain import domain_for
 
-    f = tmp_path / "free.pb"
-    f.write_text(FREE, encoding="utf-8")
+    f = pb_file(FREE, "free.pb")
     d = domain_for(f, "clusters:3", min_group=1)
     inst = d.sample(0)
     prob = d.problem(inst)

@@ -14,6 +14,19 @@ pb_app = typer.Typer(name="pb", help="Participatory budgeting on real Pabulib el
                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
+def _check_groups(seed: int, groups: str, utility: str, min_group: int) -> None:
+    """The options both commands share, checked before any work: ``--seed``, ``--groups``, ``--utility`` and
+    ``--min-group`` (an InputError naming the first bad one)."""
+    from fairarena.errors import InputError
+    from fairarena.pb.groups import GROUP_UTILITIES, parse_scheme
+
+    check_seed(seed, "--seed")
+    parse_scheme(groups)
+    if utility not in GROUP_UTILITIES:
+        raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
+    check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
+
+
 @pb_app.command("compare")
 @cli_errors
 def compare_cmd(
@@ -41,14 +54,9 @@ def compare_cmd(
     from fairarena.pb.compare import compare, table
     from fairarena.pb.domain import example_path
     from fairarena.pb.election import read_election
-    from fairarena.pb.groups import GROUP_UTILITIES, parse_scheme
     from fairarena.errors import InputError
 
-    check_seed(seed, "--seed")
-    parse_scheme(groups)
-    if utility not in GROUP_UTILITIES:
-        raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
-    check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
+    _check_groups(seed, groups, utility, min_group)
     from pathlib import Path
 
     from fairarena.pb.agents import check_model
@@ -99,13 +107,8 @@ def audit_cmd(
     from fairarena.fsutil import atomic_write_json
     from fairarena.pb.audit import audit, collect_files, report_text
     from fairarena.pb.election import read_election
-    from fairarena.pb.groups import GROUP_UTILITIES, parse_scheme
 
-    check_seed(seed, "--seed")
-    parse_scheme(groups)
-    if utility not in GROUP_UTILITIES:
-        raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
-    check_int(min_group, "--min-group", low=1, high=10**9, unit="voters")
+    _check_groups(seed, groups, utility, min_group)
     check_int(jobs, "--jobs", low=1, high=64, unit="processes")
     if out is not None and (not out or Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
         raise InputError("--out", out, "a file path in an existing folder")

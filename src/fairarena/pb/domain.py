@@ -44,6 +44,7 @@ import numpy as np
 
 from fairarena.domains.protocol import MetricSpec, Participant
 from fairarena.errors import InputError
+from fairarena.inequality import gini
 
 __all__ = ["PBInstance", "PBDomain", "PB", "instance_of", "example_path", "EXAMPLES", "slug", "domain_for",
            "pool_files", "pool_election", "POOL_ENV", "POOL_CACHE", "POOL_ORDER", "POOL_GROUPS"]
@@ -278,13 +279,6 @@ def city_distance(inst: PBInstance, mask: Any) -> dict[str, float]:
     return {"vs_city": float(inst.costs[diff].sum() / inst.budget), "vs_city_projects": float(diff.sum())}
 
 
-def _gini(u: np.ndarray) -> float:
-    u = np.asarray(u, dtype=float)
-    if u.size == 0 or u.sum() <= 0:
-        return 0.0
-    return float(np.abs(u[:, None] - u[None, :]).sum() / (2 * u.size * u.sum()))
-
-
 class PBDomain:
     """The PB domain bound to one :class:`PBInstance` (module doc)."""
 
@@ -421,7 +415,7 @@ class PBDomain:
         u = inst.utilities(mask)
         sh = inst.shares(mask)
         out = {"approvals": float(inst.support[mask].sum() / max(inst.support.sum(), 1e-300)),
-               "budget_used": float(inst.costs[mask].sum() / inst.budget), "gini": _gini(u),
+               "budget_used": float(inst.costs[mask].sum() / inst.budget), "gini": float(gini(u)),
                "worst": float(u.min())}
         for k, ug, sg in zip(inst.keys, u, sh):
             out[f"u:{k}"] = float(ug)
