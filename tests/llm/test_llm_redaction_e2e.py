@@ -5,8 +5,11 @@ cache), not in the report and not in anything printed."""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -49,4 +52,8 @@ def test_a_key_echoed_in_a_completion_reaches_no_file_and_no_output(fake_server,
     with sqlite3.connect(out / "responses.sqlite") as db:   # the cache's rows, not just its file (WAL pages)
         rows = db.execute("SELECT response FROM responses").fetchall()
     assert rows and all(KEY not in r[0] and "my key is [REDACTED]" in r[0] for r in rows)
-    assert "[REDACTED]" in report.read_text()
+    # the report embeds each debate's transcript gzip-compressed (base64, inflated in the page): read them inflated
+    page = report.read_text()
+    bodies = [gzip.decompress(base64.b64decode(z)).decode() for z in re.findall(r'data-z="([^"]+)"', page)]
+    assert bodies and all(KEY not in b for b in bodies)
+    assert "[REDACTED]" in page + "".join(bodies)
