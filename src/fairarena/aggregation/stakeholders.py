@@ -33,7 +33,7 @@ from fairarena.allocation.metrics import need_satisfaction
 from fairarena.allocation.problem import AllocationProblem
 from fairarena.inequality import gini
 
-__all__ = ["evaluate", "recipients_view", "envy_free_up_to_one", "TOL"]
+__all__ = ["evaluate", "recipients_view", "envy_free_up_to_one", "utility_summary", "TOL"]
 
 TOL = 1e-9
 
@@ -70,7 +70,7 @@ def evaluate(profile: Profile, *, allocation: np.ndarray | None = None,
         "decision_share": share,
         "worst_off": {"name": profile.agents[worst].name, "utility": float(u[worst])},
         "worst_group": (lambda g: {"group": g, "mean_utility": gmean[g]})(min(gmean, key=gmean.__getitem__)),
-        "gini_utilities": float(gini(np.clip(u, 0.0, None))),
+        "gini_utilities": gini_of_utilities(u),
         "mean_utility": float(np.mean(u)),
     }
     x = allocation
@@ -79,6 +79,21 @@ def evaluate(profile: Profile, *, allocation: np.ndarray | None = None,
     if profile.problem is not None and x is not None:
         out["recipients"] = recipients_view(profile.problem, x)
     return out
+
+
+def gini_of_utilities(u: Any) -> float:
+    """The Gini coefficient of the stakeholders' normalised utilities, a utility below the scale's 0 (a
+    decision worse for someone than every candidate the scale was set by) counted as 0: the Gini of
+    negative values is not an inequality measure (it can exceed 1)."""
+    return float(gini(np.clip(np.asarray(u, dtype=float), 0.0, None)))
+
+
+def utility_summary(utilities: dict[str, float]) -> dict[str, Any]:
+    """The worst-off stakeholder, its utility and the Gini of utilities (:func:`gini_of_utilities`) of one
+    decision's normalised utilities (stakeholder -> utility): a study row's evaluation."""
+    worst = min(utilities, key=lambda a: utilities[a])
+    return {"worst_off": worst, "min_utility": float(utilities[worst]),
+            "gini_utilities": gini_of_utilities(list(utilities.values()))}
 
 
 def _cnss_of(problem: AllocationProblem, i: int, bundle: np.ndarray) -> float:

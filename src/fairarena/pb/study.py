@@ -82,12 +82,10 @@ def _normalised(dom: Any, inst: Any, members: list[Any], prof: Any, x: np.ndarra
     return out
 
 
-def _summary(util: dict[str, float]) -> dict[str, Any]:
-    from fairarena.inequality import gini
+def _summary(utilities: dict[str, float]) -> dict[str, Any]:
+    from fairarena.aggregation.stakeholders import utility_summary
 
-    worst = min(util, key=lambda a: util[a])
-    return {"worst_off": worst, "min_utility": float(util[worst]),
-            "gini_utilities": float(gini(np.array(list(util.values()), dtype=float)))}
+    return utility_summary(utilities)
 
 
 def pb_rows(task: dict[str, Any], rules: list[str]) -> dict[str, dict[str, Any]]:

@@ -345,11 +345,9 @@ def _restricted(instance: Any, members: Sequence[str]) -> Any:
 
 
 def _row_summary(utilities: dict[str, float]) -> dict[str, Any]:
-    from fairarena.inequality import gini
+    from fairarena.aggregation.stakeholders import utility_summary
 
-    worst = min(utilities, key=lambda a: utilities[a])
-    return {"worst_off": worst, "min_utility": float(utilities[worst]),
-            "gini_utilities": float(gini(np.array(list(utilities.values()), dtype=float)))}
+    return utility_summary(utilities)
 
 
 def study_rule_rows(domain: Any, task: Any, rules: Sequence[str]) -> list[dict[str, Any]]:
