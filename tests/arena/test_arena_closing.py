@@ -236,3 +236,19 @@ def test_layering_the_arena_imports_aggregation_never_the_reverse():
             "print(sorted(m for m in sys.modules if m.startswith('fairarena.arena')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_an_aggregation_rule_registered_after_import_is_a_closing_too():
+    # the closing registry is a view of the aggregation rules (their one home), not a copy taken at import
+    from fairarena.aggregation.rules import RULES
+    from fairarena.arena.closing import CLOSING_RULES, closing_rules, get_closing_rule
+
+    name = "test-late-plurality"
+    RULES.add(name, RULES.get("plurality"), description="plurality, registered late", kind="candidates")
+    try:
+        assert name not in CLOSING_RULES
+        assert get_closing_rule(name).name == name and not get_closing_rule(name).interactive
+        assert CLOSING_RULES.entry(name).meta["source"] == "aggregation" and name in closing_rules()
+    finally:
+        RULES.remove(name)
+        CLOSING_RULES.remove(name)

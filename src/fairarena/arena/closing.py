@@ -122,10 +122,13 @@ def register_mechanism(name: str, description: str) -> Callable[..., Any]:
 
 
 def closing_rules() -> dict[str, str]:
+    _register_aggregation_rules()
     return {k: r.description for k, r in CLOSING_RULES.items()}
 
 
 def get_closing_rule(name: str) -> ClosingRule:
+    if name not in CLOSING_RULES:
+        _register_aggregation_rules()   # an aggregation rule registered since import
     return CLOSING_RULES.get(name)
 
 
@@ -269,9 +272,14 @@ def _aggregation_closing(rule_name: str) -> Callable[[ClosingContext], Decision]
 
 
 def _register_aggregation_rules() -> None:
+    """Every rule of the aggregation registry (:data:`fairarena.aggregation.rules.RULES`, the rules' one home)
+    as a closing over the valid finals. Called at import and again whenever a closing name is looked up or the
+    closings are listed, so a rule registered later (a plug-in's) is a closing too: this registry is a view."""
     from fairarena.aggregation.rules import RULES
 
     for name in RULES:
+        if name in CLOSING_RULES:
+            continue
         entry = RULES.entry(name)
         desc = f"aggregation rule {name}: {entry.description} (over the valid finals; docs/aggregation.md)"
         CLOSING_RULES.add(name, ClosingRule(name, _aggregation_closing(name), desc, False), description=desc,
