@@ -107,3 +107,51 @@ def test_a_cache_of_other_code_is_not_used(tmp_path):
     assert other.entries == {} and other.rejected == 1 and other.get("k", "sha:1:2") is None
     assert BodyCache(path, code="a" * 64).get("k", "sha:1:3") is None          # another transcript
     assert Packed(p.raw, p.z) == p and gzip.decompress(base64.b64decode(p.z)) == b""
+
+
+def _fresh(study, tmp_path, name="fresh"):
+    """A copy of the study as a run leaves it: neither ``traces.json`` nor the body cache."""
+    import shutil
+
+    from fairarena.study.analysis import TRACES
+
+    root = tmp_path / name
+    shutil.copytree(study, root)
+    (root / TRACES).unlink(missing_ok=True)
+    (root / FILE).unlink(missing_ok=True)
+    return root
+
+
+@pytest.mark.parametrize("kw", [{}, {"body_cache": False}, {"details": 5}])
+def test_a_fresh_studys_report_reads_each_transcript_once_and_is_the_same_bytes(study, tmp_path, monkeypatch, kw):
+    from fairarena.study.analysis import TRACES, load_traces
+
+    (study / FILE).unlink(missing_ok=True)
+    plain, _ = _page(study, monkeypatch, **{**kw, "body_cache": False})    # traces cached: no single pass
+    root = _fresh(study, tmp_path)
+    page, reads = _page(root, monkeypatch, **kw)
+    assert page.replace(str(root), "DIR") == plain.replace(str(study), "DIR")
+    assert reads == 16                       # before: 32 (once for the traces, once for the bodies)
+    assert (root / FILE).exists() == kw.get("body_cache", True)
+    # traces.json written by the single pass is the file load_traces itself writes, and its traces
+    written = (root / TRACES).read_bytes()
+    assert json.loads(written)["traces"] == load_traces(root, cache=False) and len(json.loads(written)["traces"]) == 16
+    (root / TRACES).unlink()
+    load_traces(root)
+    assert (root / TRACES).read_bytes() == written
+    # a second report: warm, reads nothing, same bytes
+    if kw.get("body_cache", True) and "details" not in kw:
+        again, n = _page(root, monkeypatch, **kw)
+        assert again == page and n == 0
+
+
+def test_a_stale_traces_file_is_recomputed_by_the_single_pass(study, tmp_path, monkeypatch):
+    from fairarena.study.analysis import TRACES, load_traces
+
+    root = _fresh(study, tmp_path, "stale")
+    (root / TRACES).write_text(json.dumps({"digest": "0" * 64, "traces": []}))
+    page, reads = _page(root, monkeypatch)
+    assert reads == 16 and json.loads((root / TRACES).read_text())["traces"] == load_traces(root, cache=False)
+    (study / FILE).unlink(missing_ok=True)
+    plain, _ = _page(study, monkeypatch, body_cache=False)
+    assert page.replace(str(root), "DIR") == plain.replace(str(study), "DIR")

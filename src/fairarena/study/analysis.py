@@ -61,6 +61,35 @@ def _selected(root: Path, capacity: str | None, seed: int | None, closing: str |
 TRACES = "traces.json"       # cache of the traces in the study folder (valid while the transcripts are the same)
 
 
+def _traces_digest(recs: Sequence[Mapping[str, Any]]) -> str:
+    """The key of ``traces.json``: the selected keys and their transcripts' SHA-256."""
+    import hashlib
+
+    return hashlib.sha256("".join(f"{r['key']}:{r.get('transcript_sha256')};" for r in recs).encode()).hexdigest()
+
+
+def _cached_traces(root: Path, digest: str) -> list[dict[str, Any]] | None:
+    """The traces in ``DIR/traces.json`` when it was written for ``digest`` (else None)."""
+    path = root / TRACES
+    if path.is_file():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("digest") == digest:
+                return list(data["traces"])
+        except (ValueError, KeyError, TypeError):
+            pass                                  # unreadable cache: recompute
+    return None
+
+
+def _save_traces(root: Path, digest: str, traces: list[dict[str, Any]]) -> None:
+    from fairarena.fsutil import atomic_write_text
+
+    try:
+        atomic_write_text(root / TRACES, json.dumps({"digest": digest, "traces": traces}, separators=(",", ":")))
+    except OSError:
+        pass                                      # a read-only study folder: no cache
+
+
 def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
                 closing: str | None = None, cache: bool = True,
                 rows: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
@@ -68,27 +97,16 @@ def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | No
     JSON decoding of the prompts), so the traces are kept in ``DIR/traces.json`` under a digest of the
     selected keys and their transcripts' SHA-256: a later call with the same transcripts reads that
     file; any other change recomputes it."""
-    import hashlib
-
-    from fairarena.fsutil import atomic_write_text
-
     root = Path(root)
     recs = _selected(root, capacity, seed, closing, rows)
-    digest = hashlib.sha256("".join(f"{r['key']}:{r.get('transcript_sha256')};" for r in recs).encode()).hexdigest()
-    path = root / TRACES
-    if cache and path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("digest") == digest:
-                return list(data["traces"])
-        except (ValueError, KeyError, TypeError):
-            pass                                  # unreadable cache: recompute
+    digest = _traces_digest(recs)
+    if cache:
+        hit = _cached_traces(root, digest)
+        if hit is not None:
+            return hit
     traces = [trace_of(r, read_transcript(root, r)) for r in recs]
     if cache:
-        try:
-            atomic_write_text(path, json.dumps({"digest": digest, "traces": traces}, separators=(",", ":")))
-        except OSError:
-            pass                                  # a read-only study folder: no cache
+        _save_traces(root, digest, traces)
     return traces
 
 
@@ -128,9 +146,11 @@ def analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, al
 
 
 def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                  n_resamples: int | None = None,
-                  bias: bool | None = None) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
-    """:func:`analyse_duel` and the records it read (the report uses them rather than reading them again)."""
+                  n_resamples: int | None = None, bias: bool | None = None,
+                  prepare: Any = None) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
+    """:func:`analyse_duel` and the records it read (the report uses them rather than reading them again).
+    ``prepare``: called with the records once they are read and checked, before the traces are loaded (the
+    report's single pass over the transcripts, :func:`_one_pass`)."""
     from fairarena.study.instances import metric_directions
     from fairarena.study.mechanisms import allocation_directions
     from fairarena.study.store import comparison_records, load_results, study_tasks
@@ -142,6 +162,8 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     status = check_finished(root, allow_partial=allow_partial)
     rows = load_results(root)                               # read once (3 MB for the paper preset)
     cfg, tasks = study_tasks(root)
+    if prepare is not None:
+        prepare(rows)
     if _participant_duel(cfg):          # another domain's duel: cells by who debated whom, its metrics
         directions = metric_directions(cfg.domain, getattr(cfg, "problem", None) or None)
         recs = participant_records(cfg, tasks, rows, directions)
@@ -644,12 +666,14 @@ def _allocation_tables(alloc: Mapping[str, Any], title: str, item: str = "patien
 
 
 def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
-                 cache: dict[str, Any] | None = None, packer: Any = None, bodies: Any = None) -> Any:
+                 cache: dict[str, Any] | None = None, packer: Any = None, bodies: Any = None,
+                 pre: Mapping[str, Any] | None = None) -> Any:
     """One debate in the report's drill-down: its instance and full transcript, embedded compressed
     (rendered when opened). ``detailed=False``: the joint metrics only (the report's ``details`` limit).
     With a ``packer`` (:class:`fairarena.report.html.BodyPacker`) the body is rendered and compressed here
     (the item's ``packed``), or taken from ``bodies`` (a :class:`fairarena.report.bodycache.BodyCache`)
-    when it holds this transcript's body: the transcript is then not read."""
+    when it holds this transcript's body: the transcript is then not read. ``pre``: bodies packed already
+    (by :func:`_one_pass`), by key."""
     from fairarena.report import Item, KeyValues, Text, format_num
 
     t = rec["task"]
@@ -665,6 +689,8 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
         return Item(title, (KeyValues({k: format_num(v, 3) for k, v in (mets.get("joint") or {}).items()
                                        if isinstance(v, float)}, title="joint metrics"),), summary=summary, tags=tags,
                     values=values)
+    if pre is not None and rec["key"] in pre:
+        return Item(title, (), summary=summary, tags=tags, values=values, packed=pre[rec["key"]])
     fp = None
     if packer is not None and bodies is not None:
         from fairarena.report.bodycache import transcript_fingerprint
@@ -673,15 +699,53 @@ def _debate_item(root: Path, rec: Mapping[str, Any], detailed: bool = True,
         hit = bodies.get(rec["key"], fp)
         if hit is not None:
             return Item(title, (), summary=summary, tags=tags, values=values, packed=hit)
-    entries = read_transcript(root, rec)
-    header = next((e for e in entries if e.get("type") == "header"), {})
-    blocks = [Text("Instance"), *instance_blocks(header, cache), Text("Transcript"), *transcript_blocks(entries, cache)]
+    blocks = _body_blocks(read_transcript(root, rec), cache)
     if packer is None:
         return Item(title, (), summary=summary, tags=tags, values=values, lazy=tuple(blocks))
     packed = packer.pack(blocks)
     if bodies is not None:
         bodies.put(rec["key"], fp, packed)
     return Item(title, (), summary=summary, tags=tags, values=values, packed=packed)
+
+
+def _body_blocks(entries: Sequence[Mapping[str, Any]], cache: dict[str, Any] | None) -> list[Any]:
+    """A debate's drill-down body: its instance and its transcript."""
+    from fairarena.report import Text
+
+    header = next((e for e in entries if e.get("type") == "header"), {})
+    return [Text("Instance"), *instance_blocks(header, cache), Text("Transcript"), *transcript_blocks(entries, cache)]
+
+
+def _one_pass(root: Path, rows: Sequence[dict[str, Any]], detailed: set[str], cache: dict[str, Any],
+              packer: Any, bodies: Any) -> dict[str, Any]:
+    """On a freshly run study (``traces.json`` missing or stale), read each selected transcript once for both
+    its trace and its report body (before, the traces and the bodies each read every transcript): write
+    ``traces.json`` as :func:`load_traces` would (the analysis then reads it) and return the packed bodies
+    of the ``detailed`` keys that ``bodies`` does not hold, by key (in the report's order, so the same
+    bytes). Nothing is read when ``traces.json`` is valid."""
+    from fairarena.report.bodycache import transcript_fingerprint
+
+    recs = _selected(root, None, None, None, rows)
+    digest = _traces_digest(recs)
+    if _cached_traces(root, digest) is not None:
+        return {}
+    traces, out = [], {}
+    for r in recs:
+        entries = read_transcript(root, r)
+        traces.append(trace_of(r, entries))
+        key = r["key"]
+        if key not in detailed or key in out:
+            continue
+        fp = None
+        if bodies is not None:
+            fp = transcript_fingerprint(root / r["transcript"], r.get("transcript_sha256"))
+            if bodies.get(key, fp) is not None:
+                continue                          # cached: _debate_item takes it from the cache
+        out[key] = packed = packer.pack(_body_blocks(entries, cache))
+        if bodies is not None:
+            bodies.put(key, fp, packed)
+    _save_traces(root, digest, traces)
+    return out
 
 
 def _side_values(recs: Sequence[Mapping[str, Any]], metric: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -711,6 +775,19 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
     return kind_of_folder(root).report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
 
 
+def _report_records(root: Path, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The debates of a duel report's drill-down (and its side figures)."""
+    from fairarena.study.store import study_tasks
+
+    recs = _selected(root, None, None, None, rows)
+    cfg0, tasks0 = study_tasks(root)
+    if _participant_duel(cfg0) and tasks0:   # participants debate each other (no framework): every sound debate
+        first = tasks0[0]                     # of the first instance variant and closing (as the statistics)
+        recs = [r for r in rows if r["status"] == "ok" and r["task"]["capacity"] == first.capacity
+                and r["task"]["closing"] == first.closing]
+    return recs
+
+
 def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                       details: int | None = DEBATE_DETAILS, body_cache: bool = True) -> Any:
     """A duel study's report (:func:`build_study_report`). Every debate (or the first ``details``) has its
@@ -719,32 +796,34 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     (:class:`fairarena.report.bodycache.BodyCache`: the same bytes, without reading the transcripts
     again; a damaged or stale file is ignored and rewritten)."""
     from fairarena.study.noise import extras_sections, noise_summary
-    from fairarena.study.store import read_study, study_tasks
+    from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   joint_vs_sides_figure, means_figure, slopegraph_figure)
 
+    from fairarena.report.bodycache import FILE as BODIES, BodyCache
+    from fairarena.report.html import BodyPacker
+
     root = Path(root)
-    an, rows = _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial)
+    cache: dict[str, list[Any]] = {}
+    bodies = BodyCache(root / BODIES) if body_cache else None
+    packer = BodyPacker()
+    pre: dict[str, Any] = {}
+
+    def prepare(rows: list[dict[str, Any]]) -> None:
+        recs = _report_records(root, rows)
+        limit = len(recs) if details is None else details
+        pre.update(_one_pass(root, rows, {r["key"] for r in recs[:limit]}, cache, packer, bodies))
+
+    an, rows = _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial, prepare=prepare)
     meta = read_study(root)
     toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
     tables = duel_tables(an)
     st, em = an.stats, an.emergence
     # the paper's three headline metrics where the domain has them, else the domain's first three
     focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics] or list(st.metrics)[:3]
-    recs = _selected(root, None, None, None, rows)
-    cfg0, tasks0 = study_tasks(root)
-    if _participant_duel(cfg0) and tasks0:   # participants debate each other (no framework): every sound debate
-        first = tasks0[0]                     # of the first instance variant and closing (as the statistics)
-        recs = [r for r in rows if r["status"] == "ok" and r["task"]["capacity"] == first.capacity
-                and r["task"]["closing"] == first.closing]
+    recs = _report_records(root, rows)
     limit = len(recs) if details is None else details
-    cache: dict[str, list[Any]] = {}
-    from fairarena.report.bodycache import FILE as BODIES, BodyCache
-    from fairarena.report.html import BodyPacker
-
-    bodies = BodyCache(root / BODIES) if body_cache else None
-    packer = BodyPacker()
-    items = [_debate_item(root, r, k < limit, cache, packer, bodies) for k, r in enumerate(recs)]
+    items = [_debate_item(root, r, k < limit, cache, packer, bodies, pre) for k, r in enumerate(recs)]
     if bodies is not None:
         bodies.save()
     pts_by, lines_by = {}, {}
