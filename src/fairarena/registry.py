@@ -237,6 +237,13 @@ class Registry(Mapping[str, T], Generic[T]):
         return sep.join(self._entries)
 
     # -- Mapping protocol ---------------------------------------------------------------------
+    def pairs(self) -> list[tuple[str, T]]:
+        """``(name, object)`` of every entry in order (lazy entries imported now): what ``list(items())``
+        gives, in one pass over the entries (the Mapping view looks each name up again; the allocation
+        metrics iterate their registry for every allocation scored)."""
+        self.discover()
+        return [(e.name, self._load(e)) for e in list(self._entries.values())]
+
     def __getitem__(self, name: str) -> T:
         e = self._lookup(name)
         if e is None:

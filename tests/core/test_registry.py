@@ -58,3 +58,15 @@ def test_bad_names_rejected_and_remove():
             reg.add(bad, 1)
     reg.remove("red")
     assert reg.names() == ("blue",)
+
+
+def test_pairs_is_items_in_one_pass_loading_lazy_entries():
+    reg = make()
+    reg.add_lazy("json", "json:dumps")
+    assert not reg.is_loaded("json")
+    import json
+
+    assert reg.pairs() == list(reg.items()) == [("red", reg["red"]), ("blue", "#00f"), ("json", json.dumps)]
+    assert reg.is_loaded("json")
+    reg.remove("red")
+    assert [k for k, _ in reg.pairs()] == ["blue", "json"]

@@ -150,8 +150,8 @@ def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: st
     if x.ndim != 3 or x.shape[1:] != (problem.n, problem.n_resources):
         raise InputError("allocations", x.shape, f"shape (B, {problem.n}, {problem.n_resources})")
     c = need_satisfaction(problem, x, cnss)
-    wanted = METRICS if keys is None else {k: METRICS.get(k) for k in keys}
-    out: dict[str, np.ndarray] = {k: np.asarray(m.fn(problem, x, c)) for k, m in wanted.items()}
+    wanted = METRICS.pairs() if keys is None else [(k, METRICS.get(k)) for k in keys]
+    out: dict[str, np.ndarray] = {k: np.asarray(m.fn(problem, x, c)) for k, m in wanted}
     out["cnss"] = c
     out["feasible"] = np.asarray(is_feasible(problem, x))
     return out
