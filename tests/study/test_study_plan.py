@@ -95,7 +95,9 @@ def test_tourism_council_plan(zero_server, tmp_path):
     cfg = preset("tourism-small", cohorts=1, rounds=1, mechanisms=["nash"], model_a=f"openai:m@{url}")
     plan = plan_study(cfg)
     (p,) = plan["patterns"]
-    assert p["status"] == "ok" and plan["calls"] == 4 * 2 + 4     # a round and a final each, the draft, 3 decisions
+    # a round and a final each and the draft, each invalid (the empty flows break tourism's flow rules) and asked
+    # twice more (max_repairs 2), then 3 decisions
+    assert p["status"] == "ok" and plan["calls"] == (4 * 2 + 1) * 3 + 3
     assert p["completion_tokens_per_debate"]["low"] < p["completion_tokens_per_debate"]["high"]
     run_study(cfg, to_toml(cfg), tmp_path / "st")
     assert _calls(load_results(tmp_path / "st")) == plan["calls"]
