@@ -155,3 +155,24 @@ def test_a_stale_traces_file_is_recomputed_by_the_single_pass(study, tmp_path, m
     (study / FILE).unlink(missing_ok=True)
     plain, _ = _page(study, monkeypatch, body_cache=False)
     assert page.replace(str(root), "DIR") == plain.replace(str(study), "DIR")
+
+
+def test_the_report_restores_the_garbage_collectors_state(study, tmp_path):
+    """The collector is paused while a report is built, and left as it was found, also on an error."""
+    import gc
+
+    from fairarena.errors import InputError
+    from fairarena.study.analysis import build_duel_report
+
+    assert gc.isenabled()
+    build_duel_report(study, details=0)
+    assert gc.isenabled()
+    with pytest.raises((InputError, OSError)):
+        build_duel_report(tmp_path / "missing")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        build_duel_report(study, details=0)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
