@@ -166,3 +166,20 @@ def test_demo_section_registered_and_writes(tmp_path):
     greedy = next(r for r in data["rows"] if r["rule"] == "greedy")
     assert actual["projects"] == greedy["projects"]            # Warsaw 2023 ran the greedy rule
     assert (tmp_path / "pb" / "wesola_2023_age.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_audit_prints_progress_off_a_terminal_and_none_with_json(tmp_path):
+    import subprocess
+    import sys
+
+    files = [str(example_path(n)) for n in ("falenica", "gdansk")]
+    cmd = [sys.executable, "-c", "import sys; from fairarena.cli import main; sys.exit(main())", "pb", "audit", *files]
+    r = subprocess.run([*cmd, "--progress-every", "0", "--out", str(tmp_path / "a.json")], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("progress pb audit: ")]
+    assert [x.split()[3] for x in lines] == ["1/2", "2/2"] and "elections" in lines[-1]
+    r = subprocess.run([*cmd, "--progress-every", "0", "--json"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "progress" not in r.stderr and json.loads(r.stdout)["summary"]
+    r = subprocess.run([*cmd, "--progress-every", "-1"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "progress-every" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -140,16 +140,23 @@ def _one(args: tuple) -> dict[str, Any]:
 
 
 def audit(paths: list[str | Path], groups: str = "auto", utility: str = "approval", seed: int = 0,
-          min_group: int | None = None, jobs: int = 1) -> dict[str, Any]:
-    """:func:`audit_election` on every file, then :func:`summarise`."""
+          min_group: int | None = None, jobs: int = 1, progress: Any = None) -> dict[str, Any]:
+    """:func:`audit_election` on every file, then :func:`summarise`. ``progress``: called with no argument as each
+    election is done (in file order: the results do not depend on ``jobs``)."""
     tasks = [(str(p), groups, utility, seed, min_group) for p in paths]
+    tick = progress if callable(progress) else (lambda: None)
+    per = []
     if jobs > 1 and len(tasks) > 1:
         import multiprocessing as mp
 
         with mp.get_context("spawn").Pool(jobs) as pool:
-            per = pool.map(_one, tasks, chunksize=4)
+            for el in pool.imap(_one, tasks, chunksize=4):
+                per.append(el)
+                tick()
     else:
-        per = [_one(t) for t in tasks]
+        for t in tasks:
+            per.append(_one(t))
+            tick()
     return {"elections": per, "summary": summarise(per)}
 
 

@@ -99,6 +99,8 @@ def audit_cmd(
     jobs: int = typer.Option(1, "--jobs", help="Worker processes (1..64)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole audit as JSON."),
     out: Optional[str] = typer.Option(None, "--out", help="Also write the whole audit as JSON to this file."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between progress lines on stderr "
+                                         "when it is not a terminal (0: every election); none with --json."),
 ) -> None:
     """Every rule and the EJR/PJR audit over many elections: violations with minimal witnesses, trade-offs."""
     from pathlib import Path
@@ -112,10 +114,14 @@ def audit_cmd(
     check_int(jobs, "--jobs", low=1, high=64, unit="processes")
     if out is not None and (not out or Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
         raise InputError("--out", out, "a file path in an existing folder")
+    from fairarena.progress import Progress, check_every
+
+    every = check_every(progress_every)
     files = collect_files(paths)
     for f in files:                          # every file checked before any work or write
         read_election(f, "DIR_OR_FILES")
-    result = audit(files, groups, utility, seed, min_group, jobs)
+    with Progress("pb audit", total=len(files), unit="elections", every=every, enabled=not as_json) as bar:
+        result = audit(files, groups, utility, seed, min_group, jobs, progress=bar.advance)
     if out is not None:
         atomic_write_json(out, result)
     if as_json:
