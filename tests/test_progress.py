@@ -173,3 +173,16 @@ def test_tourism_compare_says_it_is_working_off_a_terminal(tmp_path):
             cwd=tmp_path)
     assert j.returncode == 0 and not [x for x in j.stderr.splitlines() if x.startswith("progress")]
     json.loads(j.stdout)
+
+
+def test_study_report_says_it_is_working_off_a_terminal(tmp_path):
+    # a report of a big study takes seconds: 'still working' lines on stderr, the HTML and 'wrote' as before
+    assert cli("study", "init", "--preset", "pb-small", "--out", str(tmp_path / "s.toml")).returncode == 0
+    r = cli("study", "run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "st"), "--json")
+    assert r.returncode == 0, r.stderr
+    r = cli("study", "report", str(tmp_path / "st"), "--out", str(tmp_path / "r.html"), "--progress-every", "0")
+    assert r.returncode == 0, r.stderr
+    assert any(x.startswith("progress study report: working, ") for x in r.stderr.splitlines()), r.stderr
+    assert r.stdout.startswith("wrote ") and (tmp_path / "r.html").is_file()
+    r = cli("study", "report", str(tmp_path / "st"), "--out", str(tmp_path / "r2.html"), "--progress-every", "-1")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "r2.html").exists()

@@ -257,17 +257,22 @@ def report_cmd(
     details: Optional[int] = typer.Option(None, "--details", min=0, help="Debates shown with their instance and full "
                                           "transcript (default: every debate, embedded compressed)."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
+                                         "stderr when it is not a terminal (0: every 0.2 s)."),
 ) -> None:
     """One offline HTML report: study file, provenance, Tables 2-3, emergence figures, per-debate drill-down."""
     from fairarena.study.analysis import write_study_report
 
     from fairarena.errors import InputError
+    from fairarena.progress import Progress, check_every
 
+    every = check_every(progress_every)
     if dest.is_dir():
         raise InputError("out", str(dest), "an HTML file path (it is a folder)")
     if not dest.parent.is_dir():
         raise InputError("out", str(dest), "a file in an existing folder (checked before any work)")
-    p = write_study_report(out, dest, test=test, holm=holm, allow_partial=allow_partial, details=details)
+    with Progress("study report", every=every) as bar, bar.ticking():
+        p = write_study_report(out, dest, test=test, holm=holm, allow_partial=allow_partial, details=details)
     console.print(f"wrote {p}", highlight=False, soft_wrap=True)
 
 
