@@ -177,6 +177,7 @@ def _processes(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, add
     # (the cancelling is this module's intent: the caller reruns to resume)
     warnings.filterwarnings("ignore", message=CANCELLED_WARNING, category=UserWarning)
     _quiet_loky_cancel_race()
+    _quiet_resource_tracker()
     # the same initializer and arguments on every call, so joblib keeps reusing its executor
     loky = LokyBackend(initializer=watch_parent, initargs=(os.getpid(),))
     par = Parallel(n_jobs=n, backend=loky, return_as="generator_unordered", batch_size=1,
@@ -210,6 +211,33 @@ def _quiet_loky_cancel_race() -> None:
 
 
 _loky_hook_installed = False
+
+TRACKER_WARNINGS = "ignore:resource_tracker:UserWarning"
+"""The ``-W`` option loky's resource tracker is started with (see :func:`_quiet_resource_tracker`)."""
+
+
+def _quiet_resource_tracker() -> None:
+    """Start loky's resource tracker (if this process has none yet) with its own ``resource_tracker: ...``
+    warnings ignored. When the caller stops early, joblib kills the workers; a killed worker cannot take
+    back its registration of a semaphore the parent has meanwhile unlinked, and the tracker, at its exit,
+    warns of "1 leaked semlock objects" and then of ``FileNotFoundError`` for the same name (about 1 early
+    stop in 10-150 here, after the caller's one-line error). Nothing leaked, and a resource that did leak is
+    still unlinked by the tracker; only its message is gone. ``sys.warnoptions`` is what loky passes to the
+    tracker's command line; it is restored at once, so no other process or warning is affected."""
+    import sys
+
+    from joblib.externals.loky.backend import resource_tracker
+
+    if getattr(resource_tracker._resource_tracker, "_pid", None) is not None:
+        return  # already running (started by us, or by other joblib use in this process): left as it is
+    added = TRACKER_WARNINGS not in sys.warnoptions
+    if added:
+        sys.warnoptions.append(TRACKER_WARNINGS)
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if added:
+            sys.warnoptions.remove(TRACKER_WARNINGS)
 
 
 @BACKENDS.register("threads", title="A thread pool in this process")
