@@ -119,3 +119,21 @@ def test_pb_compare_json_rows():
     assert actual["distance"]["projects"] == 0 and out["rows"][0]["distance"]["projects"] == 0  # 2019: greedy
     assert all(row["EJR"] is None and row["axioms_note"] == "not checked (--axioms)" for row in out["rows"])
     assert out["rows"][6]["metrics"]["worst"] >= max(row["metrics"]["worst"] for row in out["rows"]) - 1e-12
+
+
+def test_pb_compare_table_says_what_its_columns_and_dashes_mean():
+    """A '-' under EJR/PJR is explained under the table (not asked for, a lottery), as are u/share and vs city."""
+    import json
+
+    from fairarena.pb.compare import table
+
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(example_path("falenica")),
+                        "--groups", "age", "--json"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    lines = table(out).splitlines()
+    assert lines[-2].startswith("u/share: the group's utility") and "vs city:" in lines[-2]
+    assert lines[-1] == "EJR/PJR -: not checked (--axioms); not checked (a lottery over the proposals)"
+    for row in out["rows"]:
+        row.update(EJR=True, PJR=False)
+    assert table(out).splitlines()[-1].startswith("u/share:")        # every row checked: no dash to explain

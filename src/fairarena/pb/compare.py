@@ -177,7 +177,13 @@ def table(result: dict[str, Any]) -> str:
         lines.append(cells)
     widths = [max(len(c), *(len(row[i]) for row in lines)) for i, c in enumerate(cols)]
     fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
-    return "\n".join([head, fmt(cols), "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(c) for c in lines])
+    legend = ["u/share: the group's utility / the share of the budget spent on projects it approves; vs city: "
+              "projects in one set and not the other (their cost, as a share of the budget)"]
+    notes = sorted({r["axioms_note"] for r in result["rows"] if r.get("EJR") is None and r.get("axioms_note")})
+    if notes:
+        legend.append("EJR/PJR -: " + "; ".join(notes))
+    return "\n".join([head, fmt(cols), "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(c) for c in lines]
+                     + legend)
 
 
 def plot(result: dict[str, Any], path: str | Path) -> Path:
