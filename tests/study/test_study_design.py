@@ -254,3 +254,30 @@ def test_cli_refuses_in_one_line_before_any_write(tmp_path, text, needle):
     err = r.stderr.strip()
     assert r.returncode == 2 and needle in err and len(err.splitlines()) == 1 and "Traceback" not in err, err
     assert not out.exists()
+
+
+@pytest.mark.parametrize("name", ["paper", "council", "council-small", "tourism", "tourism-small", "pb-small"])
+def test_init_writes_the_fields_a_study_reads_and_loads_back_the_same_design(name, tmp_path):
+    """`study init` leaves out (and names) the fields its kind and domain do not read, at their defaults; the
+    file loads back to the preset's design, digest included, and names no field twice."""
+    from fairarena.study.design import DOMAIN_FIELDS, StudyConfig, load_study, preset, read_fields, to_toml
+
+    cfg = preset(name)
+    text = to_toml(cfg)
+    (tmp_path / "s.toml").write_text(text, encoding="utf-8")
+    back, _ = load_study(tmp_path / "s.toml")
+    assert back.digest() == cfg.digest() and back.canonical() == cfg.canonical()
+    written = [ln.split(" = ")[0].lstrip("# ") for ln in text.splitlines() if " = " in ln and not ln.startswith("# ")
+               or ln.startswith("# baseline_control = ")]
+    assert len(written) == len(set(written))
+    left = set(StudyConfig.model_fields) - set(written)
+    assert left <= set(StudyConfig.model_fields) - set(read_fields(cfg))
+    if left:
+        assert text.rstrip().splitlines()[-1].endswith(", ".join(f for f in StudyConfig.model_fields if f in left))
+    reads = set(read_fields(cfg))
+    if cfg.domain == "pb":        # a PB council reads none of the triage or tourism knobs
+        assert not reads & set(DOMAIN_FIELDS) and not set(DOMAIN_FIELDS) & set(written)
+    elif cfg.domain == "tourism":
+        assert {"decision", "pois", "k"} <= reads and not {"capacity", "agent_a", "opponents"} & reads
+    else:
+        assert {"capacity", "agent_a"} <= reads and not {"decision", "pois", "k"} & reads

@@ -44,7 +44,9 @@ instance only through its domain. What a domain supplies:
    played by ``scripted_agents``, decided by the candidate-set rules over ``council_profile``; the instances
    are ``sample(seed, **options)`` (the design fields its ``sample`` takes, e.g. ``capacity``), their digest
    :func:`instance_digest`. ``bind(path)`` is the domain bound to a file of instances (a problem file: its
-   problem, metrics and participants; a design's ``problem``). ``study_instance(seed, **options)`` replaces
+   problem, metrics and participants; a design's ``problem``). ``study_fields`` (a tuple) names which of the
+   design fields only some domains read (:data:`fairarena.study.design.DOMAIN_FIELDS`) it reads, so that
+   ``study init`` leaves the others out. ``study_instance(seed, **options)`` replaces
    ``sample`` for studies; ``study_presets()`` adds named designs (``fairarena study init --preset``). A
    domain with its own council study supplies ``study_check(design)`` (InputError naming ``study.<field>``),
    ``study_variants(design)`` (the instance variants, the task's ``capacity``), ``study_members(design)``,
@@ -200,6 +202,8 @@ OPTIONAL: dict[str, str] = {
     "conflict_frontier": "the trade-off between two metrics over the feasible set",
     "analyses": "extra named analyses",
     "study_design": "the fields of a small duel or council study of this domain",
+    "study_fields": "the domain-specific study design fields it reads (capacity, agent_a, opponents, "
+                    "baseline_control, decision, pois, k; default: all; study init writes only these)",
     "bind": "the domain bound to a file of instances (a problem file: its problem, metrics and participants)",
     "study_instance": "a study's instance of a seed (default: sample(seed, **options))",
     "study_presets": "named study designs of this domain (fairarena study init --preset NAME)",

@@ -285,6 +285,8 @@ class PBDomain:
     item = "project"
     item_id = "PROJECT_ID"
     setting = "a participatory-budgeting decision (which projects the city funds)"
+    #: no domain-specific study field: the instances are the pool's elections
+    study_fields: tuple[str, ...] = ()
 
     def __init__(self, instance: PBInstance | None = None, name: str = "pb") -> None:
         self._instance = instance

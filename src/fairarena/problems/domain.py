@@ -82,6 +82,8 @@ class ProblemDomain:
     declared: DeclaredProblem | None = None
     source: str = ""
     name: str = "file"
+    #: no domain-specific study field: the design's ``problem`` names the file
+    study_fields: tuple[str, ...] = ()
 
     @property
     def spec(self) -> DeclaredProblem:

@@ -774,17 +774,44 @@ def load_study(path: str | Path) -> tuple[StudyConfig, str]:
     return from_dict(data, "study."), text
 
 
+DOMAIN_FIELDS = ("capacity", "agent_a", "opponents", "baseline_control", "decision", "pois", "k")
+"""The design fields only some domains read; a domain names its own in ``study_fields`` (:func:`read_fields`)."""
+
+
+def read_fields(cfg: StudyConfig) -> tuple[str, ...]:
+    """The fields of ``cfg`` its study reads: those of its kind's design (:attr:`~fairarena.study.designs.Design.FIELDS`)
+    less the :data:`DOMAIN_FIELDS` its domain does not name in its optional ``study_fields`` (a domain without
+    ``study_fields`` keeps them all)."""
+    from fairarena.study.instances import study_domain
+
+    own = getattr(study_domain(cfg.domain), "study_fields", None)
+    kind = type(cfg.design).FIELDS
+    return tuple(f for f in StudyConfig.model_fields
+                 if f in kind and (own is None or f not in DOMAIN_FIELDS or f in own))
+
+
 def to_toml(cfg: StudyConfig) -> str:
-    """The design as a commented TOML file (every field written out)."""
+    """The design as a commented TOML file: every field the study reads (:func:`read_fields`) and any other
+    field not at its default; the fields left out (at their defaults, not read) are named in a comment."""
     lines = [f"# fairarena study design ({cfg.name}). Run: fairarena study run THIS_FILE --out DIR",
              "# Every list is a factor of the full factorial; see docs/study.md.", ""]
+    reads = read_fields(cfg)
+    left: list[str] = []
     for name, info in StudyConfig.model_fields.items():
+        value = getattr(cfg, name)
+        if name not in reads and (value == info.get_default(call_default_factory=True)
+                                  or (name == "baseline_control" and not value)):   # None: resolved to False
+            left.append(name)
+            continue
         if info.description:
             lines.append(f"# {info.description}")
         line = f"{name} = {_toml_value(getattr(cfg, name))}"
         if name == "baseline_control" and not cfg.baseline_control and not _plays_language_model(cfg.canonical()):
             line = "# " + line   # left to its default: a design edited to use a language model gets the control
         lines.append(line)
+    if left:
+        lines += ["", f"# not read by a {cfg.kind} study on domain {cfg.domain!r}, left at their defaults: "
+                      + ", ".join(left)]
     return "\n".join(lines) + "\n"
 
 

@@ -75,6 +75,8 @@ class TourismPlugin(TourismDomain):
 
     pois: int = 40
     stakeholder_names: tuple[str, ...] = DEFAULT_STAKEHOLDERS
+    #: the domain-specific study fields it reads: the decision negotiated, the destination's size, list length
+    study_fields: tuple[str, ...] = ("decision", "pois", "k")
 
     # -- instances ---------------------------------------------------------------------------------
     def sample(self, seed: int, pois: int | None = None) -> Destination:

@@ -76,6 +76,8 @@ class TriageDomain:
     item_id: str = "PATIENT_ID"
     setting: str = "a hospital triage allocation"
     instance_key: str = "cohort"
+    #: the domain-specific study fields it reads: capacity variants, Agent A's profiles and its opponents
+    study_fields: tuple[str, ...] = ("capacity", "agent_a", "opponents", "baseline_control")
 
     @property
     def ses_levels(self) -> tuple[str, ...]:
