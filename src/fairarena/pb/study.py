@@ -82,14 +82,9 @@ def _normalised(dom: Any, inst: Any, members: list[Any], prof: Any, x: np.ndarra
     return out
 
 
-def _summary(utilities: dict[str, float]) -> dict[str, Any]:
-    from fairarena.aggregation.stakeholders import utility_summary
-
-    return utility_summary(utilities)
-
-
 def pb_rows(task: dict[str, Any], rules: list[str]) -> dict[str, dict[str, Any]]:
     """``{row: row}`` of the PB rows among ``rules`` on the task's election (module doc)."""
+    from fairarena.aggregation.stakeholders import utility_summary
     from fairarena.domains.protocol import violations_of
     from fairarena.pb import rules as pbr
     from fairarena.pb.domain import pool_election
@@ -129,7 +124,7 @@ def pb_rows(task: dict[str, Any], rules: list[str]) -> dict[str, dict[str, Any]]
             note += "; " + "; ".join(bad)
         out[r] = {"rule": r, "kind": "rule", "family": family,
                   "metrics": {k: float(v) for k, v in dom.evaluate(inst, x).items()}, "utilities": util,
-                  **_summary(util), "feasible": r == CITY or not bad, "note": note,
+                  **utility_summary(util), "feasible": r == CITY or not bad, "note": note,
                   "projects": [str(p) for p in e.ids(mask)]}
     return out
 

@@ -344,16 +344,12 @@ def _restricted(instance: Any, members: Sequence[str]) -> Any:
     return with_(instance, stakeholders=tuple(st for st in instance.stakeholders if st.name in members))
 
 
-def _row_summary(utilities: dict[str, float]) -> dict[str, Any]:
-    from fairarena.aggregation.stakeholders import utility_summary
-
-    return utility_summary(utilities)
-
-
 def study_rule_rows(domain: Any, task: Any, rules: Sequence[str]) -> list[dict[str, Any]]:
     """The rows of ``rules`` on a council task's problem (``task``: the task's dict): the members' optima as
     candidates, utilities normalised per member over them, a lottery scored by its expected metrics
     (:func:`council`)."""
+    from fairarena.aggregation.stakeholders import utility_summary
+
     if not rules:
         return []
     members = list(task["members"])
@@ -362,7 +358,7 @@ def study_rule_rows(domain: Any, task: Any, rules: Sequence[str]) -> list[dict[s
         instance = _restricted(instance, members)
     doc = council(bound, instance, list(rules), seed=int(task["seed"]))
     return [{"rule": r["rule"], "kind": "rule", "family": r["family"], "metrics": dict(r["metrics"]),
-             "utilities": dict(r["utilities"]), **_row_summary(r["utilities"]), "feasible": bool(r["valid"]),
+             "utilities": dict(r["utilities"]), **utility_summary(r["utilities"]), "feasible": bool(r["valid"]),
              "note": str(r.get("note") or "") + (" (a lottery: scored in expectation)" if r["lottery"] else "")}
             for r in doc["rows"]]
 
@@ -377,6 +373,7 @@ def study_council(domain: Any, task: Any, rules: Sequence[str], models: dict[str
     import shutil
     import tempfile
 
+    from fairarena.aggregation.stakeholders import utility_summary
     from fairarena.allocation.problem import allocation_from_mapping
 
     bound, instance = study_problem(domain, str(task.problem))
@@ -401,7 +398,7 @@ def study_council(domain: Any, task: Any, rules: Sequence[str], models: dict[str
             lo, hi = min(vs), max(vs)
             util[m] = 1.0 if hi - lo <= 1e-12 else (bound.value(instance, ps[m], x) - lo) / (hi - lo)
         rows.append({"rule": "debate", "kind": "debate", "family": "joint", "metrics": dict(joint["metrics"]),
-                     "utilities": util, **_row_summary(util), "feasible": not joint.get("violations"), "note": ""})
+                     "utilities": util, **utility_summary(util), "feasible": not joint.get("violations"), "note": ""})
     else:
         rows.append({"rule": "debate", "kind": "debate", "family": "joint", "metrics": None, "utilities": None,
                      "worst_off": None, "min_utility": None, "gini_utilities": None, "feasible": False,

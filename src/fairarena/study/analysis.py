@@ -149,8 +149,8 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
                   n_resamples: int | None = None, bias: bool | None = None,
                   prepare: Any = None) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
     """:func:`analyse_duel` and the records it read (the report uses them rather than reading them again).
-    ``prepare``: called with the records once they are read and checked, before the traces are loaded (the
-    report's single pass over the transcripts, :func:`_one_pass`)."""
+    ``prepare``: called with the records, the design and its tasks once they are read and checked, before the
+    traces are loaded (the report's single pass over the transcripts, :func:`_one_pass`)."""
     from fairarena.study.instances import metric_directions
     from fairarena.study.mechanisms import allocation_directions
     from fairarena.study.store import comparison_records, load_results, study_tasks
@@ -163,16 +163,16 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     rows = load_results(root)                               # read once (3 MB for the paper preset)
     cfg, tasks = study_tasks(root)
     if prepare is not None:
-        prepare(rows)
-    if _participant_duel(cfg):          # another domain's duel: cells by who debated whom, its metrics
+        prepare(rows, cfg, tasks)
+    pairs = _participant_duel(cfg)
+    if pairs:                           # another domain's duel: cells by who debated whom, its metrics
         directions = metric_directions(cfg.domain, getattr(cfg, "problem", None) or None)
-        recs = participant_records(cfg, tasks, rows, directions)
+        recs = participant_records(tasks, rows, directions)
     else:
         directions = allocation_directions()
         recs = comparison_records(root, rows=rows)
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
-                       n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples,
-                       **({"observed_only": True} if _participant_duel(cfg) else {}))
+                       n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples, observed_only=pairs)
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
     traces = load_traces(root, rows=rows)
     em = emergence(traces, directions, means, _owners())
@@ -198,32 +198,37 @@ def _participant_duel(cfg: Any) -> bool:
     return (getattr(cfg, "domain", None) or default_domain()) != default_domain()
 
 
-def participant_records(cfg: Any, tasks: Sequence[Any], rows: Sequence[Mapping[str, Any]],
+def _first_variant_rows(tasks: Sequence[Any], rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ok debates of the first task's instance variant (capacity) and closing rule (the design's first):
+    what a participant duel's statistics and report are about."""
+    if not tasks:
+        return []
+    first = tasks[0]
+    return [r for r in rows if r["status"] == "ok" and r["task"]["capacity"] == first.capacity
+            and r["task"]["closing"] == first.closing]
+
+
+def participant_records(tasks: Sequence[Any], rows: Sequence[dict[str, Any]],
                         directions: Mapping[str, str]) -> list[dict[str, Any]]:
-    """The paired statistics' input of a participant duel (:func:`_participant_duel`): one mapping per ok
-    debate of the first task's instance variant (capacity) and the design's first closing rule, its ``framework`` Agent A's
-    participant and ``opponent`` Agent B's, ``a``/``opp``/``joint`` the final metrics named in
-    ``directions`` (the domain's; a missing or non-numeric value is NaN). The pairing unit (``cohort``) is
-    the debate's (cohort, seed): a problem file has one instance, its seeds are its repeated debates."""
-    capacity, closing = (tasks[0].capacity if tasks else None), cfg.closing[0]
+    """The paired statistics' input of a participant duel (:func:`_participant_duel`): one mapping per debate
+    of :func:`_first_variant_rows`, its ``framework`` Agent A's participant and ``opponent`` Agent B's,
+    ``a``/``opp``/``joint`` the final metrics named in ``directions`` (the domain's; a missing or non-numeric
+    value is NaN). The pairing unit (``cohort``) is the debate's (cohort, seed): a problem file has one
+    instance, its seeds are its repeated debates."""
+    def pick(d: Mapping[str, Any] | None) -> dict[str, float] | None:
+        if d is None:
+            return None
+        return {k: (float(d[k]) if isinstance(d.get(k), (int, float)) and not isinstance(d.get(k), bool)
+                    else math.nan) for k in directions}
+
     out = []
-    for r in rows:
+    for r in _first_variant_rows(tasks, rows):
         t = r["task"]
-        if r["status"] != "ok" or t["capacity"] != capacity or t["closing"] != closing:
-            continue
         m = r.get("metrics") or {}
         feas = r.get("feasible") or {}
-
-        def pick(who: str) -> dict[str, float] | None:
-            d = m.get(who)
-            if d is None:
-                return None
-            return {k: (float(d[k]) if isinstance(d.get(k), (int, float)) and not isinstance(d.get(k), bool)
-                        else math.nan) for k in directions}
-
         out.append({"cohort": (t["cohort"], t["seed"]), "framework": t["agent_a"], "opponent": t["agent_b"],
-                    "a": pick("a"), "opp": pick("b"), "a_feasible": bool(feas.get("a")),
-                    "opp_feasible": bool(feas.get("b")), "joint": pick("joint"),
+                    "a": pick(m.get("a")), "opp": pick(m.get("b")), "a_feasible": bool(feas.get("a")),
+                    "opp_feasible": bool(feas.get("b")), "joint": pick(m.get("joint")),
                     "joint_feasible": bool(feas.get("joint"))})
     return out
 
@@ -775,17 +780,11 @@ def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
     return kind_of_folder(root).report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
 
 
-def _report_records(root: Path, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The debates of a duel report's drill-down (and its side figures)."""
-    from fairarena.study.store import study_tasks
-
-    recs = _selected(root, None, None, None, rows)
-    cfg0, tasks0 = study_tasks(root)
-    if _participant_duel(cfg0) and tasks0:   # participants debate each other (no framework): every sound debate
-        first = tasks0[0]                     # of the first instance variant and closing (as the statistics)
-        recs = [r for r in rows if r["status"] == "ok" and r["task"]["capacity"] == first.capacity
-                and r["task"]["closing"] == first.closing]
-    return recs
+def _report_records(root: Path, rows: Sequence[dict[str, Any]], cfg: Any, tasks: Sequence[Any]) -> list[dict[str, Any]]:
+    """The debates of a duel report's drill-down (and its side figures): those of the statistics."""
+    if _participant_duel(cfg) and tasks:   # participants debate each other (no framework)
+        return _first_variant_rows(tasks, rows)
+    return _selected(root, None, None, None, rows)
 
 
 def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
@@ -827,11 +826,12 @@ def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
     bodies = BodyCache(root / BODIES) if body_cache else None
     packer = BodyPacker()
     pre: dict[str, Any] = {}
+    shown: list[dict[str, Any]] = []      # the drill-down's debates, chosen once the records are read
 
-    def prepare(rows: list[dict[str, Any]]) -> None:
-        recs = _report_records(root, rows)
-        limit = len(recs) if details is None else details
-        pre.update(_one_pass(root, rows, {r["key"] for r in recs[:limit]}, cache, packer, bodies))
+    def prepare(rows: list[dict[str, Any]], cfg: Any, tasks: Sequence[Any]) -> None:
+        shown.extend(_report_records(root, rows, cfg, tasks))
+        limit = len(shown) if details is None else details
+        pre.update(_one_pass(root, rows, {r["key"] for r in shown[:limit]}, cache, packer, bodies))
 
     an, rows = _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial, prepare=prepare)
     meta = read_study(root)
@@ -840,7 +840,7 @@ def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
     st, em = an.stats, an.emergence
     # the paper's three headline metrics where the domain has them, else the domain's first three
     focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics] or list(st.metrics)[:3]
-    recs = _report_records(root, rows)
+    recs = shown
     limit = len(recs) if details is None else details
     items = [_debate_item(root, r, k < limit, cache, packer, bodies, pre) for k, r in enumerate(recs)]
     if bodies is not None:

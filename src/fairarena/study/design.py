@@ -805,8 +805,8 @@ def to_toml(cfg: StudyConfig) -> str:
             continue
         if info.description:
             lines.append(f"# {info.description}")
-        line = f"{name} = {_toml_value(getattr(cfg, name))}"
-        if name == "baseline_control" and not cfg.baseline_control and not _plays_language_model(cfg.canonical()):
+        line = f"{name} = {_toml_value(value)}"
+        if name == "baseline_control" and not value and not _plays_language_model(cfg.canonical()):
             line = "# " + line   # left to its default: a design edited to use a language model gets the control
         lines.append(line)
     if left:
