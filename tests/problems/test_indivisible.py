@@ -9,7 +9,7 @@ import pytest
 from fairarena.aggregation.rules import aggregate
 from fairarena.arena import DebateConfig, run_debate
 from fairarena.allocation.problem import allocation_from_mapping
-from fairarena.conformance.agents import optimum_agents
+from fairarena.arena.optimum import optimum_agents
 from fairarena.domains.protocol import violations_of
 from fairarena.problems import SEATS
 from fairarena.problems.run import candidate_rules, council, council_profile

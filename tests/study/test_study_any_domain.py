@@ -116,7 +116,7 @@ def test_a_council_of_a_domains_participants_scores_rules_as_the_domain_does(tmp
     """pb has no study members of its own: its participants in one scripted debate, and each candidate-set
     rule over the council profile, the row's metrics those of the chosen optimum (a lottery: expected)."""
     from fairarena.aggregation.rules import aggregate
-    from fairarena.conformance.council import council_profile
+    from fairarena.aggregation.council import domain_profile as council_profile
 
     pb = DOMAINS.get("pb")
     cfg = from_dict(dict(kind="council", domain="pb", model_a="scripted", cohorts=1, rounds=1, name="c",

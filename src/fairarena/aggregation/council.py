@@ -25,7 +25,7 @@ import numpy as np
 from fairarena.errors import InputError
 
 __all__ = ["CouncilResult", "council", "council_profile", "sample_instance", "candidate_profile",
-           "candidate_rules", "domain_council", "print_domain_council"]
+           "candidate_rules", "domain_profile", "profile_rules", "domain_council", "print_domain_council"]
 
 
 def sample_instance(domain: Any, seed: int, variant: str | None = None) -> tuple[Any, Any]:
@@ -210,6 +210,23 @@ def candidate_rules(names: Sequence[str] | None = None, field: str = "--rule") -
     return list(names)
 
 
+def domain_profile(domain: Any, instance: Any, participants: Sequence[Any] | None = None) -> Any:
+    """The council profile of ``domain``'s participants: ``domain.council_profile(instance, participants)``
+    when the domain has one (an optional protocol member), else :func:`candidate_profile`."""
+    own = getattr(domain, "council_profile", None)
+    if callable(own):
+        return own(instance, participants)
+    return candidate_profile(domain, instance, participants)
+
+
+def profile_rules(profile: Any) -> list[str]:
+    """The registered aggregation rules ``profile`` accepts: every rule with an allocation problem, the
+    candidate-set rules without one."""
+    from fairarena.aggregation.rules import RULES
+
+    return [n for n in RULES if profile.problem is not None or RULES.entry(n).kind == "candidates"]
+
+
 def domain_council(domain: Any, instance: Any, rules: Sequence[str] | None = None, seed: int = 0,
                    participants: Sequence[Any] | None = None) -> dict[str, Any]:
     """Every candidate-set rule (default; or ``rules``) on the council of ``domain``'s participants over
@@ -224,8 +241,7 @@ def domain_council(domain: Any, instance: Any, rules: Sequence[str] | None = Non
     from fairarena.domains.protocol import metric_specs, violations_of
 
     names = candidate_rules(rules)
-    own = getattr(domain, "council_profile", None)
-    prof = own(instance, participants) if callable(own) else candidate_profile(domain, instance, participants)
+    prof = domain_profile(domain, instance, participants)
     if prof.X is None:
         raise InputError("domain", getattr(domain, "name", domain), "a council profile with the candidates' allocations")
     specs = metric_specs(domain)

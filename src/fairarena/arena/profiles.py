@@ -121,7 +121,7 @@ class ParticipantProfile(AgentProfile):
     kind, ``participant``, has no framework objective: an aggregation closing lets it vote only when the
     domain scores participants itself (``closing_profile``). Its name is ``<prefix>:<participant>``: the
     conformance kit's default agents use the prefix ``participant``
-    (:class:`fairarena.conformance.agents.ParticipantProfile`)."""
+    (:mod:`fairarena.arena.optimum`)."""
 
     participant: str = ""
     statement: str = ""

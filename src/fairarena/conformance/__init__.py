@@ -3,10 +3,10 @@
 * :mod:`fairarena.conformance.kit` -- :func:`check` (also ``fairarena.domains.check`` and ``fairarena domain
   check``): round trip, seed determinism, presentation, feasibility, metric directions, a scripted debate, a
   council and small studies;
-* :mod:`fairarena.conformance.agents` -- :func:`optimum_agents`, the scripted participants of a domain that
-  supplies none;
-* :mod:`fairarena.conformance.council` -- :func:`candidate_profile`, the council of a domain that supplies
-  no ``council_profile``;
+* :func:`optimum_agents` (:mod:`fairarena.arena.optimum`), the scripted participants of a domain that
+  supplies none, and :func:`candidate_profile` (:mod:`fairarena.aggregation.council`), the council of a domain
+  that supplies no ``council_profile``: the defaults the kit gives a domain, re-exported here; they live in
+  the layers below the studies, which use them too;
 * :mod:`fairarena.conformance.cli` -- ``fairarena domain list`` and ``fairarena domain check``.
 
 This package sits above the arena, aggregation and the studies (it runs them); :mod:`fairarena.domains`
@@ -23,10 +23,9 @@ _LAZY = {
     "CheckReport": "fairarena.conformance.kit",
     "CheckResult": "fairarena.conformance.kit",
     "CHECKS": "fairarena.conformance.kit",
-    "optimum_agents": "fairarena.conformance.agents",
-    "OptimumNegotiator": "fairarena.conformance.agents",
-    "ParticipantProfile": "fairarena.conformance.agents",
-    "candidate_profile": "fairarena.conformance.council",
+    "optimum_agents": "fairarena.arena.optimum",
+    "OptimumNegotiator": "fairarena.arena.optimum",
+    "candidate_profile": "fairarena.aggregation.council",
 }
 
 __all__ = sorted(_LAZY)

@@ -24,11 +24,11 @@ What each check does (``seed``: the kit's seed, default 0; the instance is ``dom
 * ``metrics``: distinct keys, each with a direction ``max`` or ``min``; every participant weighs declared
   metrics with the sign of their direction (positive for ``max``); ``evaluate`` gives exactly the declared
   metrics on every optimum; a linear form, where declared, equals the metric on every optimum.
-* ``debate``: the domain's scripted agents (``scripted_agents``, else :func:`fairarena.conformance.agents.
+* ``debate``: the domain's scripted agents (``scripted_agents``, else :func:`fairarena.arena.optimum.
   optimum_agents`) debate 2 rounds closed by ``joint-draft``; the status is ``ok``, the joint is valid, and
   the transcript is re-scored from its own header (:func:`fairarena.arena.transcript.recompute_metrics`).
 * ``council``: every aggregation rule the participants' profile accepts (``council_profile``, else
-  :func:`fairarena.conformance.council.candidate_profile`) decides: utilities in [0, 1], a winner or a lottery
+  :func:`fairarena.aggregation.council.candidate_profile`) decides: utilities in [0, 1], a winner or a lottery
   over the candidates, and the chosen allocation valid.
 * ``duel-study`` and ``council-study``: a study of that kind on two instances (the domain's ``study_design``,
   which may set ``cohorts``; 1 round) runs through the study runner and its statistics, when the runner
@@ -414,7 +414,7 @@ def _debate(ctx: _Context) -> str:
     from fairarena.arena.protocol import DebateConfig
     from fairarena.arena.result import run_debate
     from fairarena.arena.transcript import read_transcript, recompute_metrics
-    from fairarena.conformance.agents import optimum_agents
+    from fairarena.arena.optimum import optimum_agents
 
     d, inst, problem = ctx.domain, ctx.instance, ctx.problem
     own = getattr(d, "scripted_agents", None)
@@ -449,11 +449,11 @@ def _council(ctx: _Context) -> str:
     import numpy as np
 
     from fairarena.aggregation.rules import aggregate
-    from fairarena.conformance.council import council_profile, council_rules
+    from fairarena.aggregation.council import domain_profile, profile_rules
 
     d, inst, problem = ctx.domain, ctx.instance, ctx.problem
-    profile = council_profile(d, inst, ctx.participants)
-    rules = council_rules(profile)
+    profile = domain_profile(d, inst, ctx.participants)
+    rules = profile_rules(profile)
     if not rules:
         raise CheckFailed("no aggregation rule accepts the profile")
     lotteries = 0

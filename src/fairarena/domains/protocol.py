@@ -32,9 +32,9 @@ instance only through its domain. What a domain supplies:
 6. **How participants are scored for closings and councils** (optional): ``closing_profile(instance,
    participants, finals)`` (the arena's hook: see :class:`ArenaDomain`) and ``council_profile(instance,
    participants)`` (an aggregation profile of the participants over their optima; default
-   :func:`fairarena.conformance.council.candidate_profile`: payoff-table utilities of ``value``, candidate-set
+   :func:`fairarena.aggregation.council.candidate_profile`: payoff-table utilities of ``value``, candidate-set
    rules only). ``scripted_agents(instance, participants)`` gives the scripted arena agents that play the
-   participants (default :func:`fairarena.conformance.agents.optimum_agents`, which only propose their optima).
+   participants (default :func:`fairarena.arena.optimum.optimum_agents`, which only propose their optima).
 7. **Optional hooks**: ``conflict_frontier(instance, metric_x, metric_y, points)`` (the trade-off between
    two metrics over the feasible set), ``analyses()`` (extra named analyses ``name -> callable``) and
    ``study_design(kind)`` (the fields of a small study of ``kind`` -- ``"duel"`` or ``"council"`` -- that the

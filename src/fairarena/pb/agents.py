@@ -7,7 +7,7 @@ with the PB domain): rounds of proposals, then a joint draft that every group ac
 Models (``--model``):
 
 * ``scripted`` (default) -- the conformance kit's optimum agents
-  (:func:`fairarena.conformance.agents.optimum_agents`): each group proposes its own optimum feasible set (the
+  (:func:`fairarena.arena.optimum.optimum_agents`): each group proposes its own optimum feasible set (the
   knapsack of its utility) and never concedes; the drafter drafts the final whose worst-off group fares best;
 * any other spec (``openai:MODEL@URL``, ``llamacpp:...``, ``scripted:NAME``) -- a language model per group, built
   once per spec by :func:`fairarena.llm.build_model` and shared: its system prompt says which group it speaks
@@ -63,7 +63,8 @@ def group_agents(domain: Any, inst: Any, model: str = "scripted", **build: Any) 
     """The groups' arena agents (module doc); ``build``: :func:`fairarena.llm.build_model`'s options (``cache``,
     ``offline``, ``max_calls``)."""
     from fairarena.arena.protocol import Agent
-    from fairarena.conformance.agents import ParticipantProfile, optimum_agents
+    from fairarena.arena.optimum import PREFIX, optimum_agents
+    from fairarena.arena.profiles import ParticipantProfile
     from fairarena.llm import build_model
 
     if model == "scripted":
@@ -74,7 +75,7 @@ def group_agents(domain: Any, inst: Any, model: str = "scripted", **build: Any) 
         prof = ParticipantProfile(kind="participant", participant=p.name, statement=group_statement(inst, g),
                                   objective="fund the projects your group supports most, within the budget, while "
                                             "reaching a joint decision the other groups can accept",
-                                  setting=domain.setting)
+                                  setting=domain.setting, prefix=PREFIX)
         agents.append(Agent(p.name, prof, chat, model, None, None,
                             "no retrieval for a stakeholder group: its statement and objective are in the system prompt"))
     return agents

@@ -74,13 +74,13 @@ def _aggregation_rows(d: Any, inst: Any, seed: int) -> list[dict[str, Any]]:
     lottery over the proposals (a single proposal with probability 1 when the rule is deterministic and
     untied); the row's metrics are the lottery's expected metrics, its ``projects`` the likeliest proposal's."""
     from fairarena.aggregation.rules import aggregate
-    from fairarena.conformance.council import candidate_profile, council_rules
+    from fairarena.aggregation.council import candidate_profile, profile_rules
 
     profile = candidate_profile(d, inst)
     sets = {c: inst.mask(x) for c, x in zip(profile.candidates, profile.X)}
     ids = {c: [p for p, s in zip(inst.project_ids, m) if s] for c, m in sets.items()}
     rows = []
-    for rule in council_rules(profile):
+    for rule in profile_rules(profile):
         dec = aggregate(profile, rule, seed=seed)
         lot = dec.lottery if dec.lottery is not None else {dec.winner or dec.draw: 1.0}
         lot = {c: float(p) for c, p in lot.items() if p > 1e-12}

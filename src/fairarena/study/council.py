@@ -19,7 +19,7 @@ rule. Its record holds one **row** per mechanism and one for the debate, each sc
   destination's stakeholders or a problem file's): the domain runs the task and gives the rows.
 * **any other domain**: the members are its participants (``stakeholders``, default every one); the rules
   decide over the participants' council profile (the domain's ``council_profile``, default their optima
-  with payoff-table utilities: :func:`fairarena.conformance.council.council_profile`), a lottery scored by its
+  with payoff-table utilities: :func:`fairarena.aggregation.council.domain_profile`), a lottery scored by its
   expected metrics; the debate is the generic arena's, played by the domain's scripted agents, its joint
   scored by the domain's metrics and the members' values normalised on the same range as the rules'.
 
@@ -165,7 +165,7 @@ def _instance_options(domain: str, task: Mapping[str, Any]) -> dict[str, Any]:
 
 def _participant_setup(task: Mapping[str, Any]) -> tuple[Any, Any, list[Any], Any]:
     """``(domain, instance, members as participants, council profile)`` of a council task (its dict)."""
-    from fairarena.conformance.council import council_profile
+    from fairarena.aggregation.council import domain_profile
     from fairarena.study.instances import instance_of, study_domain
 
     domain = str(task["domain"])
@@ -174,7 +174,7 @@ def _participant_setup(task: Mapping[str, Any]) -> tuple[Any, Any, list[Any], An
     inst = instance_of(domain, int(task["cohort_seed"]), problem=problem, options=_instance_options(domain, task))
     by = {p.name: p for p in dom.participants(inst)}
     ps = [by[m] for m in task["members"]]
-    return dom, inst, ps, council_profile(dom, inst, ps)
+    return dom, inst, ps, domain_profile(dom, inst, ps)
 
 
 def participant_rule_rows(task: Mapping[str, Any], rules: Sequence[str]) -> list[dict[str, Any]]:
@@ -218,7 +218,7 @@ def _execute_participant_council(task: Any, rules: Sequence[str], transcript: st
     if callable(own):
         agents = list(own(inst, ps))
     else:
-        from fairarena.conformance.agents import optimum_agents
+        from fairarena.arena.optimum import optimum_agents
 
         agents = optimum_agents(dom, inst, ps)
     res = run_debate(inst, agents, config=task.debate_config(), transcript=transcript,

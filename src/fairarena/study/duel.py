@@ -4,7 +4,7 @@ scripted agents, and the record holds the domain's own metrics.
 A duel design on a domain other than the default one (or with ``stakeholders``) pits the domain's
 participants against each other two by two (:func:`fairarena.study.design.expand_participant_duel`). Each
 debate is :func:`fairarena.arena.result.run_debate` on the task's instance with the agents the domain's
-``scripted_agents(instance, [a, b])`` gives (default :func:`fairarena.conformance.agents.optimum_agents`),
+``scripted_agents(instance, [a, b])`` gives (default :func:`fairarena.arena.optimum.optimum_agents`),
 closed by the task's closing rule; its record has the shape of every duel record (``rounds``, ``final``,
 ``feasible``, ``metrics`` for ``a``, ``b`` and ``joint``), the metrics being the domain's
 (:meth:`Domain.evaluate <fairarena.domains.protocol.Domain>`).
@@ -30,7 +30,7 @@ def duel_agents(task: Any) -> tuple[Any, Any, list[Any]]:
     if callable(own):
         agents = list(own(inst, pair))
     else:
-        from fairarena.conformance.agents import optimum_agents
+        from fairarena.arena.optimum import optimum_agents
 
         agents = optimum_agents(dom, inst, pair)
     return dom, inst, agents

@@ -5,7 +5,7 @@ object for everything it needs (:mod:`fairarena.domains.protocol`): an instance 
 (``study_instance``, default ``sample(seed, **options)``), a problem file's instance (``load``), the
 instance's digest (:func:`fairarena.domains.protocol.instance_digest`, what a task key holds), its
 participants, the scripted agents that play them (``scripted_agents``, default
-:func:`fairarena.conformance.agents.optimum_agents`) and its metric specs. No module of this package names
+:func:`fairarena.arena.optimum.optimum_agents`) and its metric specs. No module of this package names
 a domain; the registry entries do.
 
 * :func:`default_domain`: the domain of a design that names none (designs written before the field): the

@@ -13,33 +13,25 @@ arena agent per participant that does not negotiate:
 * revising (``dialectical``): its optimum again.
 
 It exercises the plumbing a new domain needs (rendering, reply parsing, feasibility, the closing and the
-transcript), not negotiation: the conformance kit runs one debate of them.
+transcript), not negotiation: the conformance kit runs one debate of them, and the studies and the PB
+groups use them. They are part of the arena, below the studies and the kit that use them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from fairarena.arena.negotiator import NegotiationState
-from fairarena.arena.profiles import ParticipantProfile as _ArenaParticipantProfile
-from fairarena.arena.profiles import objective_text
+from fairarena.arena.profiles import ParticipantProfile, objective_text
 from fairarena.domains.protocol import Participant
 
-__all__ = ["ParticipantProfile", "OptimumNegotiator", "optimum_agents"]
+__all__ = ["OptimumNegotiator", "optimum_agents", "PREFIX"]
 
-
-@dataclass(frozen=True)
-class ParticipantProfile(_ArenaParticipantProfile):
-    """An arena profile for a domain participant (:class:`fairarena.arena.profiles.ParticipantProfile`: its
-    value statement and objective in the system prompt, no retrieval), named ``participant:<participant>``
-    (the arena's is ``aligned:<participant>``; the name is recorded in the transcripts of these default
-    agents). Its kind, ``participant``, has no allocation objective, so an aggregation closing does not let
-    it vote unless the domain scores participants itself (``closing_profile``)."""
-
-    prefix: str = "participant"
+#: the prefix of these agents' profile names (``participant:<participant>``; the arena's own participant
+#: profiles are ``aligned:<participant>``): recorded in their transcripts
+PREFIX = "participant"
 
 
 class OptimumNegotiator:
@@ -97,7 +89,8 @@ def optimum_agents(domain: Any, instance: Any, participants: Sequence[Participan
     for p in ps:
         neg = OptimumNegotiator(domain, instance, p, ps, problem, domain.optimum(instance, p))
         prof = ParticipantProfile(kind="participant", participant=p.name, statement=p.description,
-                                  objective=objective_text(p), setting=getattr(domain, "setting", "an allocation"))
+                                  objective=objective_text(p), setting=getattr(domain, "setting", "an allocation"),
+                                  prefix=PREFIX)
         agents.append(Agent(p.name, prof, UsageMeter(ScriptedChatModel(neg, name="optimum")), "scripted:optimum",
                             negotiator=neg))   # type: ignore[arg-type]
     return agents
