@@ -89,3 +89,49 @@ def test_bad_debate_options_refused_before_any_work(args, field, tmp_path):
                         "--plot", str(plot), *args], capture_output=True, text=True)
     assert r.returncode == 2 and not plot.exists()
     assert r.stderr.strip().count("\n") == 0 and field in r.stderr
+
+
+def test_leximin_drafter_breaks_the_worst_off_tie_by_the_second_worst_off():
+    """Three groups whose optima form a cycle (each final is some group's worst): every final's worst-off group
+    gets 0 of its range, the arena's drafter ties and takes the first speaker's final; the leximin drafter
+    compares the second worst-off (0.40 < 0.45 < 0.65: the second group's final)."""
+    from fairarena.pb.agents import leximin_final
+
+    V = np.array([[1.0, 0.0, 0.404], [0.455, 1.0, 0.0], [0.0, 0.655, 1.0]])      # groups x finals
+    assert leximin_final(V) == (1, 0.0)
+    assert leximin_final(V[:, [1, 0, 2]])[0] == 0                                # the order of speaking does not matter
+    assert leximin_final(V[:, [2, 0, 1]])[0] == 2
+
+
+def test_leximin_drafter_symmetric_finals_go_to_the_most_support():
+    """Finals that look alike to the groups (each gives its own group everything and the others nothing, on their
+    own utilities too) go to the one funding the most support, whatever the speaking order."""
+    from fairarena.pb.agents import leximin_final
+
+    V = np.eye(3)
+    assert leximin_final(V, support=[10.0, 30.0, 20.0])[0] == 1
+    assert leximin_final(V, support=[30.0, 10.0, 20.0])[0] == 0
+    assert leximin_final(V)[0] == 0                                              # nothing else to go by: the first
+    # the groups' own utilities decide before the support: the same normalised finals, one worse in raw terms
+    W = np.array([[1.0, 0.0, 0.0], [0.0, 0.76, 0.0], [0.0, 0.0, 1.0]])
+    assert leximin_final(W, support=[1.0, 99.0, 1.0])[0] == 0
+
+
+def test_scripted_debate_is_not_decided_by_speaking_order_krakow():
+    """Krakow-Czyzyny 2018 (shipped) by three clusters: the clusters' optima form a cycle, so each final leaves
+    some cluster at the bottom of its range. The arena's drafter tied on that and drafted cluster 1's final (the
+    first to speak); the pb drafter drafts cluster 2's, leximin-best on the second worst-off. The pb domain's
+    scripted agents (studies, the conformance kit) are the same."""
+    from fairarena.pb.domain import PBDomain, instance_of
+    from fairarena.pb.groups import make_groups
+
+    e = read_election(example_path("krakow"))
+    inst = instance_of(e, make_groups(e, "clusters:3"))
+    d = PBDomain(inst)
+    opt = {p.name: inst.mask(d.optimum(inst, p)) for p in d.participants(inst)}
+    assert not np.array_equal(opt["cluster_1"], opt["cluster_2"])
+    row = _debate_row(compare(example_path("krakow"), "clusters:3", aggregation=False))
+    assert row["projects"] == list(e.ids(opt["cluster_2"])) and "leximin" in row["how"]
+    agents = d.scripted_agents(inst)
+    assert [a.name for a in agents] == ["cluster_1", "cluster_2", "cluster_3"]
+    assert all(type(a.negotiator).__name__ == "LeximinDrafter" for a in agents)

@@ -123,7 +123,7 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
     if debate:
         dmask, debate_info = _debate(d, inst, seed, model, rounds, **build)
         scripted = model == "scripted"
-        how = (f"optimum agents, joint draft, {rounds} rounds" if scripted
+        how = (f"optimum agents, leximin joint draft, {rounds} rounds" if scripted
                else f"{model}, joint draft, {rounds} rounds")
         decided.append(("debate", "scripted group agents" if scripted else "language-model group agents", dmask,
                         how + (f"; {debate_info['note']}" if "note" in debate_info else "")))

@@ -444,6 +444,14 @@ class PBDomain:
         g = inst.keys.index(participant.name)
         return inst.x(knapsack(inst.coef[g], inst.costs, inst.budget))
 
+    def scripted_agents(self, inst: PBInstance, participants: Any = None) -> list[Any]:
+        """The groups' scripted agents (:func:`fairarena.pb.agents.scripted_group_agents`): each proposes its
+        optimum; the joint draft is the leximin-best final (not the arena's default drafter, whose ties by
+        speaking order handed the draft to the first group: module doc of :mod:`fairarena.pb.agents`)."""
+        from fairarena.pb.agents import scripted_group_agents
+
+        return scripted_group_agents(self, inst, participants)
+
     # -- presentation -----------------------------------------------------------------------------------
     def render(self, inst: PBInstance) -> str:
         from fairarena.arena.prompts import cell, number
