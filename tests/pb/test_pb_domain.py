@@ -50,6 +50,42 @@ def test_groups_age_sex_clusters():
     assert make_groups(w, "auto").scheme == "clusters:3"                  # no age, no project tag
 
 
+def _area_file(ballot_district: bool = True, tag: str = "subunit") -> str:
+    """12 voters of Old Town approve 1 (in North), 18 of Riverside approve 2 and 3 (South), 11 without a
+    district approve 3; the ballots carry a district column when ``ballot_district``."""
+    rows = [("1", "Old Town")] * 12 + [("2,3", "Riverside")] * 18 + [("3", "")] * 11
+    head = "voter_id;vote;district" if ballot_district else "voter_id;vote"
+    votes = "".join(f"{i};{v};{d}\n" if ballot_district else f"{i};{v}\n" for i, (v, d) in enumerate(rows))
+    return (f"META\nkey;value\nbudget;100\nPROJECTS\nproject_id;cost;{tag};categories\n1;60;North;parks\n"
+            f"2;50;South;roads,parks\n3;30;South;roads\nVOTES\n{head}\n{votes}")
+
+
+def test_groups_neighbourhood_from_ballots_then_projects(pb_file):
+    """Ballots that record where the voter lives are grouped by it (a ballot without it: 'district unknown');
+    without such a field the projects' subunit places each voter; 'district' and 'subunit' are aliases;
+    'auto' takes the ballots' neighbourhood when there is no age."""
+    from fairarena.errors import InputError
+
+    e = read_election(pb_file(_area_file()))
+    g = make_groups(e, "neighbourhood")
+    assert g.scheme == "neighbourhood" and g.names == ("Old Town", "Riverside", "district unknown")
+    assert g.sizes.tolist() == [12, 18, 11]
+    assert make_groups(e, "district").names == g.names and make_groups(e, "auto").scheme == "neighbourhood"
+    assert dict(zip(*(make_groups(e, "category").names, make_groups(e, "category").sizes.tolist()))) == \
+        {"North": 12, "South": 29}                                      # the projects' subunit: where they are
+    g2 = make_groups(read_election(pb_file(_area_file(False), "e2.pb")), "neighbourhood")
+    assert g2.scheme == "neighbourhood" and dict(zip(g2.names, g2.sizes.tolist())) == {"North": 12, "South": 29}
+    w = read_election(example_path("wieliczka"))
+    with pytest.raises(InputError, match="no neighbourhood, district or subunit"):
+        make_groups(w, "neighbourhood")
+
+
+def test_groups_category_reads_a_categories_column(pb_file):
+    """Pabulib files name the column 'category' or 'categories'; both are project tags."""
+    g = make_groups(read_election(pb_file(_area_file(False, tag="x"))), "category")
+    assert set(g.names) == {"parks", "roads"}
+
+
 def test_feasible_set_rules_exact_against_brute_force():
     e = read_election(example_path("falenica"))
     g = make_groups(e, "age")

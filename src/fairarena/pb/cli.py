@@ -31,7 +31,7 @@ def _check_groups(seed: int, groups: str, utility: str, min_group: int) -> None:
 @cli_errors
 def compare_cmd(
     file: Optional[str] = typer.Option(None, "--file", help="A Pabulib .pb file (default: Wieliczka 2023, shipped)."),
-    groups: str = typer.Option("auto", "--groups", help="age, sex, category, clusters:K or auto."),
+    groups: str = typer.Option("auto", "--groups", help="age, sex, neighbourhood, category, clusters:K or auto."),
     utility: str = typer.Option("approval", "--utility", help="A group's utility: approval, cost or cardinality."),
     seed: int = typer.Option(0, "--seed", help="Seed of the clusters and the debate."),
     min_group: int = typer.Option(10, "--min-group", help="Groups with fewer voters are left out of the stakeholder "
@@ -92,7 +92,7 @@ def compare_cmd(
 @cli_errors
 def audit_cmd(
     paths: list[str] = typer.Argument(..., metavar="DIR_OR_FILES", help="A folder of .pb files, or .pb files."),
-    groups: str = typer.Option("auto", "--groups", help="age, sex, category, clusters:K or auto."),
+    groups: str = typer.Option("auto", "--groups", help="age, sex, neighbourhood, category, clusters:K or auto."),
     utility: str = typer.Option("approval", "--utility", help="A group's utility: approval, cost or cardinality."),
     seed: int = typer.Option(0, "--seed", help="Seed of the clusters."),
     min_group: int = typer.Option(10, "--min-group", help="Groups with fewer voters are left out of the groups."),

@@ -5,13 +5,20 @@ Group schemes (``--groups``):
 * ``age`` — age bands of the ballots' ``age`` field: under 30, 30-44, 45-59, 60 and over (voters without an
   age: ``age unknown``);
 * ``sex`` — the ballots' ``sex`` field (``K``/``F``: women, ``M``: men; otherwise ``sex unknown``);
-* ``category`` — the projects' ``subunit``, ``neighbourhood`` or ``category`` (the first present; a project
-  with several categories counts for each): a voter belongs to the one most represented among the projects it
-  supports (ties: the first in name order); groups under 2% of the voters are pooled as ``other``;
+* ``neighbourhood`` — where the voters live or the projects are: the ballots' own ``neighbourhood``,
+  ``neighborhood``, ``district`` or ``subunit`` field when they carry one (the first present; Zabrze 2021's
+  ballots record the voter's district; a ballot without it: ``<field> unknown``), else the projects'
+  ``subunit``, ``neighbourhood``, ``neighborhood`` or ``district`` tag, a voter in the one most represented
+  among the projects it supports (Toulouse 2019's projects carry their neighbourhood as ``subunit``); groups
+  under 2% of the voters are pooled as ``other``;
+* ``category`` — the projects' ``subunit``, ``neighbourhood``, ``neighborhood``, ``district``, ``category`` or
+  ``categories`` (the first present; a project with several categories counts for each): a voter belongs to
+  the one most represented among the projects it supports (ties: the first in name order); groups under 2% of
+  the voters are pooled as ``other``;
 * ``clusters:K`` — K clusters of the ballots (k-means on the rows of the support matrix scaled to unit length,
   k-means++ seeding with ``numpy.random.default_rng(seed)``, 50 Lloyd iterations, seed 0 unless given);
-* ``auto`` — ``age`` where ballots record an age, else ``category`` where projects carry one, else
-  ``clusters:3``.
+* ``auto`` — ``age`` where ballots record an age, else ``neighbourhood`` where ballots record one, else
+  ``category`` where projects carry one, else ``clusters:3``.
 
 Groups with fewer than ``min_size`` voters (:data:`MIN_GROUP_SIZE` = 10 by default, ``--min-group``) are left out
 of the stakeholder groups (their voters still vote: rules, approvals and the axioms count them) and listed in
@@ -60,7 +67,9 @@ class Groups:
 
 def parse_scheme(scheme: str, field: str = "--groups") -> tuple[str, int]:
     s = (scheme or "auto").strip().lower()
-    if s in ("age", "sex", "category", "auto"):
+    if s in ("neighborhood", "subunit", "district"):
+        s = "neighbourhood"
+    if s in ("age", "sex", "category", "neighbourhood", "auto"):
         return s, 0
     if s.startswith("clusters:"):
         try:
@@ -69,18 +78,38 @@ def parse_scheme(scheme: str, field: str = "--groups") -> tuple[str, int]:
             k = 0
         if k >= 2:
             return "clusters", k
-    raise InputError(field, scheme, "age, sex, category, clusters:K (K >= 2) or auto")
+    raise InputError(field, scheme, "age, sex, neighbourhood, category, clusters:K (K >= 2) or auto")
 
 
 def _has(e: Election, key: str) -> bool:
     return any((v.get(key) or "").strip() not in ("", "NA", "na", "None") for v in e.voters)
 
 
-def _project_tag(e: Election) -> str | None:
-    for key in ("subunit", "neighbourhood", "neighborhood", "district", "category"):
+#: where a voter lives (ballot fields) or a project is (project fields), in the order looked for
+VOTER_AREA = ("neighbourhood", "neighborhood", "district", "subunit")
+PROJECT_AREA = ("subunit", "neighbourhood", "neighborhood", "district")
+
+
+def _project_tag(e: Election, keys: tuple[str, ...] = (*PROJECT_AREA, "category", "categories")) -> str | None:
+    for key in keys:
         if any((p.get(key) or "").strip() for p in e.projects):
             return key
     return None
+
+
+def _voter_area(e: Election) -> str | None:
+    return next((key for key in VOTER_AREA if _has(e, key)), None)
+
+
+def _pool_small(labels: list[str]) -> list[str]:
+    """Labels held by under 2% of the voters pooled as ``other``."""
+    n = len(labels)
+    small = {t for t in set(labels) if labels.count(t) < 0.02 * n}
+    return ["other" if t in small else t for t in labels]
+
+
+def _labels_voter_area(e: Election, key: str) -> list[str]:
+    return _pool_small([(v.get(key) or "").strip() or f"{key} unknown" for v in e.voters])
 
 
 def _labels_age(e: Election) -> list[str]:
@@ -109,9 +138,7 @@ def _labels_category(e: Election, key: str) -> list[str]:
             T[j, names.index(t)] = 1
     counts = e.approvals.astype(float) @ T
     labels = [names[int(np.argmax(c))] if c.max() > 0 else "other" for c in counts]
-    n = len(labels)
-    small = {t for t in set(labels) if labels.count(t) < 0.02 * n}
-    return ["other" if t in small else t for t in labels]
+    return _pool_small(labels)
 
 
 def _labels_clusters(e: Election, k: int, seed: int) -> list[str]:
@@ -148,15 +175,23 @@ def make_groups(e: Election, scheme: str = "auto", utility: str = "approval", se
     if utility not in GROUP_UTILITIES:
         raise InputError("--utility", utility, f"one of {', '.join(GROUP_UTILITIES)}")
     tag = _project_tag(e)
+    area = _voter_area(e)
     if kind == "auto":
-        kind, k = ("age", 0) if _has(e, "age") else ("category", 0) if tag else ("clusters", 3)
+        kind, k = (("age", 0) if _has(e, "age") else ("neighbourhood", 0) if area else ("category", 0) if tag
+                   else ("clusters", 3))
     if kind in ("age", "sex") and not _has(e, kind):
         raise InputError(field, scheme, f"a field the ballots of {e.name} record (they have no {kind})")
     if kind == "category" and tag is None:
         raise InputError(field, scheme, f"a field the projects of {e.name} carry (no subunit or category)")
+    project_area = _project_tag(e, PROJECT_AREA)
+    if kind == "neighbourhood" and area is None and project_area is None:
+        raise InputError(field, scheme, f"a field the ballots or projects of {e.name} carry (no neighbourhood, "
+                                        "district or subunit)")
     labels = (_labels_age(e) if kind == "age" else _labels_sex(e) if kind == "sex"
-              else _labels_category(e, tag) if kind == "category" else _labels_clusters(e, k, seed))
-    names = sorted(set(labels), key=lambda t: (t in ("other", "age unknown", "sex unknown"), t))
+              else _labels_category(e, tag) if kind == "category"
+              else (_labels_voter_area(e, area) if area else _labels_category(e, project_area))
+              if kind == "neighbourhood" else _labels_clusters(e, k, seed))
+    names = sorted(set(labels), key=lambda t: (t == "other" or t.endswith(" unknown"), t))
     if kind == "age":
         names = [n for _, _, n in AGE_BANDS if n in labels] + (["age unknown"] if "age unknown" in labels else [])
     counts = {n: labels.count(n) for n in names}
