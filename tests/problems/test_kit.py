@@ -7,7 +7,7 @@ import json
 from fairarena.domains import DOMAINS, check
 from fairarena.problems import FILE, SEATS, VACCINES, load_problem_domain
 
-from .conftest import cli
+from .conftest import SEATS as SEATS_FILE, VACCINES as VACCINES_FILE, cli
 
 
 def test_both_examples_pass_the_kit():
@@ -45,6 +45,28 @@ def test_the_command_checks_the_examples():
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["ok"] and doc["domain"] == "file" and len(doc["checks"]) == 10
+
+
+def test_the_command_checks_any_problem_file_by_its_path(tmp_path):
+    """``fairarena domain check --problem FILE``: the kit on the file domain bound to the file, as a user runs
+    it from the file's folder (a relative path: the studies read the file through the design's ``problem``)."""
+    for example in (SEATS_FILE, VACCINES_FILE):
+        (tmp_path / example.name).write_bytes(example.read_bytes())
+        proc = cli("domain", "check", "--problem", example.name, "--json", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        doc = json.loads(proc.stdout)
+        assert doc["ok"] and doc["domain"] == "file" and doc["target"] == f"--problem {example.name}"
+        assert [c["status"] for c in doc["checks"]] == ["pass"] * 10, doc
+    text = (tmp_path / SEATS_FILE.name).read_text(encoding="utf-8")
+    (tmp_path / "bad.toml").write_text(text.replace("capacity = 4", "capacity = -4", 1), encoding="utf-8")
+    assert "capacity = -4" in (tmp_path / "bad.toml").read_text(encoding="utf-8")
+    for args, message in ((("--problem", "bad.toml"), "error: bad.toml: resources.STEM.capacity = -4: "),
+                          (("file", "--problem", "bad.toml"), "error: target = 'file': a registered domain or "
+                                                              "MODULE:OBJECT, or --problem FILE (one of the two)"),
+                          ((), "error: target = None: ")):
+        proc = cli("domain", "check", *args, cwd=tmp_path)
+        assert proc.returncode == 2 and proc.stdout == "", (args, proc.stdout)
+        assert proc.stderr.startswith(message) and proc.stderr.count("\n") == 1, (args, proc.stderr)
 
 
 def test_the_eight_by_six_file_of_the_speed_figure_passes():

@@ -25,7 +25,8 @@ import numpy as np
 from fairarena.errors import InputError
 
 __all__ = ["CouncilResult", "council", "council_profile", "sample_instance", "candidate_profile",
-           "candidate_rules", "domain_profile", "profile_rules", "domain_council", "print_domain_council"]
+           "candidate_rules", "domain_profile", "finals_profile", "speaks_for", "profile_rules", "domain_council",
+           "print_domain_council"]
 
 
 def sample_instance(domain: Any, seed: int, variant: str | None = None) -> tuple[Any, Any]:
@@ -192,6 +193,45 @@ def candidate_profile(domain: Any, instance: Any, participants: Sequence[Any] | 
                                   per_agent_range(V))
     prof.X = np.stack(xs)
     return prof
+
+
+def speaks_for(profile: Any, names: Any) -> str | None:
+    """The participant (one of ``names``) a debater's arena profile speaks for: a participant profile's
+    ``participant`` (``aligned:<participant>`` on a domain other than the default one, or the kit's optimum
+    agents), or the framework of ``aligned:<name>``; None for any other profile (``baseline``, ...)."""
+    if profile is None:
+        return None
+    who = getattr(profile, "framework", None) if getattr(profile, "kind", None) == "aligned" \
+        else getattr(profile, "participant", None)
+    return who if who in names else None
+
+
+def finals_profile(domain: Any, instance: Any, debaters: Mapping[str, Any], finals: Mapping[str, np.ndarray],
+                   word: str = "participant") -> tuple[Any, list[str]]:
+    """The aggregation closings' profile of a debate on any domain, from the domain's own ``value``: the
+    debaters that speak for one of ``domain.participants`` (:func:`speaks_for`; ``debaters`` maps a debater
+    to its arena profile, in speaking order) vote with that participant's value over the valid ``finals``
+    (normalised per voter over them, 1 at its best final, 0 at its worst:
+    :func:`fairarena.aggregation.candidates.per_agent_range`); every valid final is a candidate (named after
+    its debater), ``X`` the finals. ``(None, notes)`` with fewer than two voters. Only the candidate-set rules
+    apply. The arena's default for a domain without ``closing_profile`` whose debaters speak for its
+    participants; the file domain's ``closing_profile`` (``word="stakeholder"`` in the notes)."""
+    from fairarena.aggregation.candidates import per_agent_range
+    from fairarena.aggregation.rules import Profile, Voter
+
+    ps = {p.name: p for p in domain.participants(instance)}
+    voters = [(n, who) for n, prof in debaters.items() if n in finals and (who := speaks_for(prof, ps))]
+    notes = []
+    if others := [n for n in debaters if n in finals and n not in dict(voters)]:
+        notes.append(f"{', '.join(others)} (no {word}) do not vote; their final(s) stay candidates")
+    if len(voters) < 2 or not finals:
+        return None, notes + [f"{len(voters)} participant(s) aligned to a {word} with a valid final; a rule needs two"]
+    cands = [n for n in debaters if n in finals]
+    xs = [np.asarray(finals[c], dtype=float) for c in cands]
+    V = np.array([[domain.value(instance, ps[who], x) for x in xs] for _, who in voters], dtype=float)
+    prof = Profile.from_utilities([Voter(n, who, group=ps[who].group) for n, who in voters], cands, per_agent_range(V))
+    prof.X = np.stack(xs)
+    return prof, notes
 
 
 def candidate_rules(names: Sequence[str] | None = None, field: str = "--rule") -> list[str]:

@@ -44,9 +44,9 @@ class ClosingContext:
     not), and ``ask(name, phase, extra=..., draft=...) -> Step`` to put one more question to a participant
     (phases ``draft``, ``decide`` and ``revise``; the protocol records the turn). ``objectives`` gives each
     participant's objective for the aggregation rules (:func:`participant_objective`). ``domain``,
-    ``instance`` and ``profiles`` (participant -> arena profile) let a domain that defines
-    ``closing_profile`` (:mod:`fairarena.arena.domain`) score the participants by its own utilities; the
-    defaults (no domain) keep the objectives alone."""
+    ``instance`` and ``profiles`` (participant -> arena profile) let the domain score the participants by
+    its own utilities (:meth:`profile_hook`: its ``closing_profile``, else its participants' ``value`` for
+    debaters aligned to them); without a domain the objectives alone."""
 
     problem: AllocationProblem
     names: list[str]
@@ -60,10 +60,25 @@ class ClosingContext:
     instance: Any = None                                             # the instance behind ``problem``
     profiles: dict[str, Any] = field(default_factory=dict)           # participant -> arena Profile
 
-    def domain_profile(self, positions: dict[str, np.ndarray]) -> tuple[Any, list[str]] | None:
-        """The domain's candidate profile of ``positions`` (participant -> allocation) when the domain
-        defines ``closing_profile``; None when it does not (triage)."""
+    def profile_hook(self) -> Callable[..., tuple[Any, list[str]]] | None:
+        """How this debate's aggregation closings score the participants by the domain's own utilities:
+        the domain's ``closing_profile``; else, when a debater speaks for one of the domain's participants
+        (``aligned:<participant>`` on a domain other than the default one, the kit's optimum agents),
+        :func:`fairarena.aggregation.council.finals_profile` (the participants' ``value``); else None: the
+        debaters' allocation objectives (:func:`participant_objective`, triage's frameworks)."""
         hook = getattr(self.domain, "closing_profile", None)
+        if hook is not None or self.domain is None:
+            return hook
+        if not any(getattr(self.profiles.get(n), "participant", None) for n in self.names):
+            return None
+        from fairarena.aggregation.council import finals_profile
+
+        return lambda instance, debaters, finals: finals_profile(self.domain, instance, debaters, finals)
+
+    def domain_profile(self, positions: dict[str, np.ndarray]) -> tuple[Any, list[str]] | None:
+        """The domain's candidate profile of ``positions`` (participant -> allocation) by
+        :meth:`profile_hook`; None when the debaters' objectives score them instead (triage)."""
+        hook = self.profile_hook()
         if hook is None:
             return None
         return hook(self.instance, {n: self.profiles.get(n) for n in self.names}, dict(positions))
@@ -251,7 +266,7 @@ def _aggregation_closing(rule_name: str) -> Callable[[ClosingContext], Decision]
         from fairarena.aggregation.rules import RULES, aggregate
 
         kind = RULES.entry(rule_name).kind
-        if kind != "candidates" and getattr(ctx.domain, "closing_profile", None) is not None:
+        if kind != "candidates" and ctx.profile_hook() is not None:
             return Decision(None, f"rule {rule_name} ({kind}) needs allocation objectives; the {ctx.domain.name} "
                                   "domain scores participants by its own utilities, so only candidate-set rules close it")
         profile, notes = aggregation_profile(ctx)

@@ -5,6 +5,7 @@ Thin: each command validates its input, then makes one call into :mod:`fairarena
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -38,7 +39,9 @@ def list_cmd(as_json: bool = typer.Option(False, "--json", help="Print the domai
 @domain_app.command("check")
 @cli_errors
 def check_cmd(
-    target: str = typer.Argument(..., help="A registered domain (fairarena domain list) or MODULE:OBJECT."),
+    target: Optional[str] = typer.Argument(None, help="A registered domain (fairarena domain list) or MODULE:OBJECT."),
+    problem: Optional[Path] = typer.Option(None, "--problem", help="A problem file (TOML or JSON) instead of TARGET: "
+                                                                   "the file domain bound to it."),
     seed: int = typer.Option(0, "--seed", help="The instance's seed (domain.sample(seed))."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     no_studies: bool = typer.Option(False, "--no-studies", help="Skip the two study checks."),
@@ -47,14 +50,24 @@ def check_cmd(
 ) -> None:
     """Run the conformance checks on a domain (exit 0: none failed; 1: one failed; 2: bad input).
 
-    Prints a table of the checks (pass, fail with the reason, or skip with why); see docs/domains.md."""
+    TARGET is a registered name or MODULE:OBJECT; --problem FILE checks a problem file instead (validated
+    completely first). Prints a table of the checks (pass, fail with the reason, or skip with why); see
+    docs/domains.md."""
     from fairarena.conformance.kit import check, check_names
-    from fairarena.domains.registry import resolve
+    from fairarena.domains.registry import problem_file_form, resolve
+    from fairarena.errors import InputError
 
     check_seed(seed, "--seed")
     checks = check_names(only, "--only") if only is not None else None
-    resolve(target, "target")   # an unknown name or an unimportable MODULE:OBJECT: exit 2 before any check
-    report = check(target, seed=seed, studies=not no_studies, checks=checks)
+    if (target is None) == (problem is None):
+        raise InputError("target", target, "a registered domain or MODULE:OBJECT, or --problem FILE (one of the two)")
+    if problem is not None:   # the file domain bound to the file: every error one line naming file and field
+        domain = problem_file_form("load")(problem, "--problem")
+        report = check(domain, seed=seed, studies=not no_studies, checks=checks)
+        report.target = f"--problem {problem}"
+    else:
+        resolve(target, "target")   # an unknown name or an unimportable MODULE:OBJECT: exit 2 before any check
+        report = check(target, seed=seed, studies=not no_studies, checks=checks)
     if as_json:
         emit_json(report.to_dict())
     else:

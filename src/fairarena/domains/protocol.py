@@ -142,8 +142,11 @@ class ArenaDomain(Protocol):
     as in the debate) and whose candidates are the participants whose position the domain keeps (named
     after them; ``X`` their allocations), with the domain's utilities, plus notes (who was left out and
     why); None instead of the profile when fewer than two participants vote or no position is kept. Only
-    candidate-set rules apply to such a profile. Without the hook the aggregation closings score each
-    participant by :func:`fairarena.arena.closing.participant_objective`."""
+    candidate-set rules apply to such a profile. Without the hook, the debaters that speak for one of the
+    domain's participants (``aligned:<participant>``, the kit's optimum agents) vote with that participant's
+    ``value`` over the valid finals (:func:`fairarena.aggregation.council.finals_profile`); when none does
+    (triage's framework agents), the aggregation closings score each participant by
+    :func:`fairarena.arena.closing.participant_objective` over the whole feasible set."""
 
     name: str
     item: str            # what one row of the allocation is called ("patient")
@@ -195,7 +198,8 @@ OPTIONAL: dict[str, str] = {
     "save": "write an instance to a file (default: the to_dict JSON)",
     "load": "read an instance from a file (default: from_dict of the JSON)",
     "violations": "the domain's rules beyond capacities and integrality, as messages (empty: valid)",
-    "closing_profile": "the arena's closings score participants by the domain's own utilities",
+    "closing_profile": "the arena's closings score participants by the domain's own utilities (default: the "
+                       "participants' value over the valid finals, for debaters aligned to a participant)",
     "council_profile": "the aggregation profile of the participants (default: their optima, payoff-table "
                        "utilities of value)",
     "scripted_agents": "scripted arena agents playing the participants (default: each proposes its optimum)",

@@ -53,6 +53,8 @@ PROBLEM_FILE_FORMS = {"is_problem_file": "fairarena.problems.domain:is_problem_f
                       # the domain and its binding to a file (fairarena.study.design.file_problem; a study runs
                       # through the domain's protocol members study_check, study_council, ...)
                       "domain": "fairarena.problems.domain:FILE",
+                      # the domain bound to a file, validated (fairarena domain check --problem FILE)
+                      "load": "fairarena.problems.domain:load_problem_domain",
                       "study_problem": "fairarena.problems.run:study_problem"}
 
 

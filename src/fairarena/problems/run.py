@@ -40,30 +40,10 @@ def closing_profile(domain: Any, instance: Any, participants: dict[str, Any], fi
                     ) -> tuple[Any, list[str]]:
     """The arena's closing hook (:class:`fairarena.domains.protocol.ArenaDomain`): the debaters aligned to a
     stakeholder (``aligned:<stakeholder>``, or a participant profile named after one) vote with its value over
-    the valid finals; every valid final is a candidate."""
-    from fairarena.aggregation.candidates import per_agent_range
-    from fairarena.aggregation.rules import Profile, Voter
+    the valid finals; every valid final is a candidate (:func:`fairarena.aggregation.council.finals_profile`)."""
+    from fairarena.aggregation.council import finals_profile
 
-    stake = {s.name: s for s in instance.stakeholders}
-
-    def stakeholder(prof: Any) -> str | None:   # aligned:<stakeholder>, or a participant profile named after one
-        kind = getattr(prof, "kind", None)
-        who = getattr(prof, "framework", None) if kind == "aligned" else getattr(prof, "participant", None)
-        return who if who in stake else None
-
-    voters = [(n, stakeholder(prof)) for n, prof in participants.items() if n in finals and stakeholder(prof)]
-    notes = []
-    if others := [n for n in participants if n in finals and n not in dict(voters)]:
-        notes.append(f"{', '.join(others)} (no stakeholder) do not vote; their final(s) stay candidates")
-    if len(voters) < 2 or not finals:
-        return None, notes + [f"{len(voters)} participant(s) aligned to a stakeholder with a valid final; a rule needs two"]
-    cands = [n for n in participants if n in finals]
-    xs = [np.asarray(finals[c], dtype=float) for c in cands]
-    ps = {p.name: p for p in domain.participants(instance)}
-    V = np.array([[domain.value(instance, ps[s], x) for x in xs] for _, s in voters], dtype=float)
-    prof = Profile.from_utilities([Voter(n, s, group=stake[s].group) for n, s in voters], cands, per_agent_range(V))
-    prof.X = np.stack(xs)
-    return prof, notes
+    return finals_profile(domain, instance, participants, finals, word="stakeholder")
 
 
 def candidate_rules(names: Sequence[str] | None = None, field: str = "--rule") -> list[str]:
