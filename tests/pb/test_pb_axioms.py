@@ -9,7 +9,7 @@ import pytest
 
 from fairarena.errors import InputError
 from fairarena.pb import rules
-from fairarena.pb.axioms import MAX_PROJECTS, check, check_election, priceable
+from fairarena.pb.axioms import MAX_PROJECTS, check, check_election, is_priceable, is_priceable_election, priceable
 from fairarena.pb.domain import example_path
 from fairarena.pb.election import read_election
 
@@ -131,3 +131,43 @@ def test_priceability_through_pabutools():
     only = np.zeros(e.n_projects, dtype=bool)
     only[int(np.argmax(e.costs))] = True
     assert priceable(e, only) is False
+
+
+def test_our_priceability_lp_equals_pabutools_on_random_tiny_elections():
+    """is_priceable (one LP over the distinct ballots) against pabutools' priceable (an LP over every voter,
+    exhaustive=False): the same answer on random tiny elections, both answers occurring."""
+    from pabutools.analysis.priceability import priceable as pabutools_priceable
+    from pabutools.election import ApprovalBallot, ApprovalProfile, Instance, Project
+
+    rng = np.random.default_rng(1)
+    seen = {True: 0, False: 0}
+    for _ in range(80):
+        n, m = int(rng.integers(2, 9)), int(rng.integers(2, 6))
+        A = rng.random((n, m)) < 0.5
+        costs = rng.integers(1, 10, m).astype(float)
+        budget = float(rng.integers(int(costs.min()), int(costs.sum()) + 1))
+        W = rng.random(m) < 0.5
+        if costs[W].sum() > budget:
+            continue
+        ps = [Project(str(j), int(c)) for j, c in enumerate(costs)]
+        inst = Instance(ps, budget_limit=int(budget))
+        prof = ApprovalProfile([ApprovalBallot(ps[j] for j in np.nonzero(r)[0]) for r in A], instance=inst)
+        res = pabutools_priceable(inst, prof, [ps[j] for j in np.nonzero(W)[0]], exhaustive=False)
+        theirs = bool(res.validate())
+        assert is_priceable(A, costs, budget, W) == theirs, (A.astype(int).tolist(), costs, budget, W)
+        seen[theirs] += 1
+    assert min(seen.values()) >= 10, seen
+
+
+def test_our_priceability_on_real_files():
+    """Gdansk-Aniolki 2020 (343 voters; cumulative ballots read as approvals of the projects given points): the
+    same answer as pabutools for every PB rule's set and for funding only the dearest project (not priceable);
+    Equal Shares' outcome without completion is priceable (its own price system); on Falenica (652 voters) too."""
+    e = read_election(example_path("gdansk"))
+    only = np.zeros(e.n_projects, dtype=bool)
+    only[int(np.argmax(e.costs))] = True
+    sets = [rules.pb_rule(e, r) for r in rules.PB_RULES] + [only]
+    ours = [is_priceable_election(e, m) for m in sets]
+    assert ours == [priceable(e, m) for m in sets] and ours[-1] is False
+    f = read_election(example_path("falenica"))
+    assert is_priceable_election(f, rules.equal_shares(f, "cost", "none"))
