@@ -276,8 +276,9 @@ def test_council_study_report_renders_in_headless_chromium(tmp_path):
         assert len(svg) == 2 and all(w > 300 and n > 50 for w, n in svg)   # heat map, metric panels
         drv.save_screenshot(str(OUT / "council_report_council.png"))
         tabs[2].click()
-        rows = js("return document.querySelectorAll('#debate-vs-rules table.fa tbody tr').length")
-        assert rows == n_rows - 1
+        rows = js("return [...document.querySelectorAll('#debate-vs-rules table.fa')].map(t => "
+                  "t.querySelectorAll('tbody tr').length)")
+        assert rows[0] == n_rows - 1 and set(rows) == {n_rows - 1}        # every rule in each panel
         tabs[3].click()
         assert drv.find_element(By.CSS_SELECTOR, ".dd-count").text == "3 of 3 shown"
         drv.find_element(By.CSS_SELECTOR, "details.item summary").click()

@@ -4,8 +4,8 @@ Every tab is opened by clicking it and by its URL (``#tab``: a link to it, and c
 screenshot saved under ``out/`` and checked for size and content (a blank or one-colour page has few
 distinct colours); the console stays free of errors; the table filters (metric, framework, opponent) and
 header sorting work; the debate drill-down filters by cohort and sorts by a metric; the transcript and
-instance of a debate beyond the 60th open (embedded gzip-compressed, inflated by the page). The council
-report shows its debate transcripts.
+instance of a debate beyond the 60th open (embedded gzip-compressed, inflated by the page), no table wider
+than the page. The council report shows its debate transcripts, and its tables fit the page in panels.
 """
 
 from __future__ import annotations
@@ -92,6 +92,12 @@ def test_each_tab_by_click_and_by_url_with_screenshots(study64, chrome):
     drv.get(path.as_uri() + "#tables")
     assert js("return document.querySelector('section.sec.active').id") == "tables"
     assert js("return document.querySelector('nav.tabs button[aria-selected=true]').dataset.target") == "tables"
+    # shown from the top of the page (the title and the tabs), not scrolled to the section with its heading
+    # under the sticky tabs (the browser's jump to #tables went 158 px down)
+    assert js("return window.scrollY") == 0
+    assert js("return document.querySelector('header.top').getBoundingClientRect().bottom") > 0
+    js("window.scrollTo(0, 400); location.hash = '#study'")                  # the URL changed while reading
+    assert js("return [document.querySelector('section.sec.active').id, window.scrollY]") == ["study", 0]
     drv.get(path.as_uri() + "#no-such-tab")                                    # unknown: the first tab
     assert js("return document.querySelector('section.sec.active').id") == "study"
     # the figures: joint vs A / vs the opponent per cohort, slopegraphs (3 metrics each), all with a size
@@ -179,6 +185,11 @@ def test_a_debate_beyond_the_60th_opens_with_its_instance_and_transcript(study64
     assert "justification" in text and "joint recommendation" in text            # the transcript
     tables = js("return arguments[0].querySelectorAll('table.fa').length", item)
     assert tables >= 2 + 4                                            # patients, problem; 4+ proposals
+    # every table of the debate is readable at 1,400 px: none wider than its block (the patients' table,
+    # its needs column behind a scrollbar, was 40 px too wide: its short labels could not wrap)
+    wide = js("return [...arguments[0].querySelectorAll('div.scroll')].filter(d => d.scrollWidth > d.clientWidth)"
+              ".map(d => d.querySelector('caption').textContent)", item)
+    assert wide == []
     drv.save_screenshot(str(OUT / "study_report_debate64.png"))
     # sort the debates by the joint ESG (descending): the shown items come in that order
     Select(drv.find_element(By.CSS_SELECTOR, "#debates select.dd-sort")).select_by_value("-jointesg")
@@ -244,6 +255,14 @@ def test_council_report_has_the_debate_transcripts(tmp_path, chrome):
     run_study(cfg, to_toml(cfg), tmp_path / "study")
     path = write_study_report(tmp_path / "study", tmp_path / "report.html")
     drv, js = chrome, chrome.execute_script
+    # the council tables are readable at 1,400 px: in panels, none wider than its block (tourism's 14 metrics
+    # made the council table 2,778 px and the debate-vs-rules table 2,317 px wide)
+    overflow = ("return [...document.querySelectorAll('section.sec.active div.scroll')]"
+                ".filter(d => d.scrollWidth > d.clientWidth).map(d => [d.scrollWidth, d.clientWidth])")
+    for tab in ("council", "debate-vs-rules"):
+        drv.get(path.as_uri() + "#" + tab)
+        assert js("return document.querySelectorAll('section.sec.active table.fa').length") >= 2, tab
+        assert js(overflow) == [], tab
     drv.get(path.as_uri() + "#instances")
     assert js("return document.querySelector('section.sec.active').id") == "instances"
     item = drv.find_element(By.CSS_SELECTOR, "#instances details.item")
@@ -251,6 +270,11 @@ def test_council_report_has_the_debate_transcripts(tmp_path, chrome):
     WebDriverWait(drv, 10).until(lambda d: item.get_attribute("data-loaded") == "1")
     text = item.text
     assert "Points of interest" in text and "residents round 1" in text and "joint recommendation" in text
+    assert js(overflow) == []                         # the instance's rows (14 metrics, 4 members) fit too
+    # each rule's note whole in its own panel (it was cut at 80 characters in a squeezed last column)
+    notes = js("var t=[...arguments[0].querySelectorAll('table.fa')].find(t => t.caption.textContent === "
+               "\"the rule's note\"); return [...t.querySelectorAll('tbody td')].map(c => c.textContent)", item)
+    assert len(notes) == len(cfg.council_rules()) + 1 and max(map(len, notes)) > 80
     OUT.mkdir(exist_ok=True)
     drv.save_screenshot(str(OUT / "council_report_instance.png"))
     assert _errors(drv) == []

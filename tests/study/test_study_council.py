@@ -228,3 +228,44 @@ def test_a_missing_value_and_an_absent_row_are_left_out_and_counted(council_run,
     t = council_tables(an)["council"]
     assert any("esg: the mean over the instances that have a value (borda 1 of 2" in n for n in t.notes)
     assert "1 not recorded" in next(r for r in t.rows if r.label == "utilitarian").cells[0].text
+
+
+def _shown_width(t, pn) -> int:
+    """A panel's width in characters as the council tables count it: the row labels and each column's widest
+    cell or own header, plus 3 a column."""
+    from fairarena.study.council_analysis import _column_chars
+
+    return max(len(r.label) for r in t.rows) + 3 + sum(_column_chars(t.columns, t.rows, k) for k in pn.columns)
+
+
+def test_council_tables_come_in_panels_that_fit_a_page_and_notes_are_whole(council_run):
+    """The council table (16 columns for triage: 7 metrics, 6 members, 2 evaluations, n) overflowed the
+    report's page at 1,400 px with the evaluation columns behind a scrollbar; the instance table cut each
+    rule's note at 80 characters, which dropped what happened on that instance (the tie, the seeded draw).
+    Now each is in panels no wider than PANEL_CHARS, every column in exactly one panel and in order (CSV
+    still writes them all), and the note whole in its own panel."""
+    from fairarena.report import to_csv, to_markdown
+    from fairarena.study.council_analysis import PANEL_CHARS, _instance_item, analyse_council, council_tables
+
+    _, root, recs, _ = council_run
+    an = analyse_council(root, n_resamples=50)
+    tables = council_tables(an)
+    for name, t in tables.items():
+        assert t.panels, name
+        assert [k for pn in t.panels for k in pn.columns] == list(range(len(t.columns))), name
+        assert all(_shown_width(t, pn) <= PANEL_CHARS for pn in t.panels), name
+        head = to_csv(t).splitlines()[0].split(",")                            # CSV: one wide table
+        assert head[-len(t.columns):] == [":".join(c) for c in t.columns], name
+        assert to_markdown(t).count("\n\n") >= len(t.panels) - 1                   # one block per panel
+    council = tables["council"]
+    assert [pn.title for pn in council.panels][:1] == ["metrics (mean)"]
+    assert council.panels[-1].columns[-2:] == (len(council.columns) - 2, len(council.columns) - 1)
+    item = _instance_item(an, an.instances[0])
+    t = item.blocks[0]
+    assert t.panels[-1].title == "the rule's note" and t.panels[-1].columns == (len(t.columns) - 1,)
+    inst = an.instances[0]
+    long = [(lab, row["note"]) for lab, row in inst["rows"].items() if len(str(row.get("note") or "")) > 80]
+    assert long                                               # the design has notes longer than the old cut
+    shown = {r.label: r.cells[-1].text for r in t.rows}
+    for lab, note in long:
+        assert shown[lab] == (note if len(note) <= 240 else note[:239] + "\u2026")

@@ -104,6 +104,10 @@ class Report:
     footer: str = ""
 
 
+# Notes on the stylesheet: a section's scroll margin as tall as the window makes the browser's jump to a
+# tab opened by its URL (#tab) land at the top of the page (title and tabs shown, not the section's heading
+# hidden under the sticky tabs); text cells may wrap (table cells ignore min-width, so a table of long
+# labels -- a cohort's patients -- otherwise overflows its block at 1,400 px).
 _CSS = """
 :root{--fg:#1d232b;--muted:#5b6572;--line:#d6dbe1;--bg:#fff;--soft:#f3f5f8;--acc:#1f5fa8;--win:#e7f1e2}
 *{box-sizing:border-box}
@@ -117,6 +121,7 @@ nav.tabs button[aria-selected=true]{color:var(--fg);border-bottom-color:var(--ac
 main{padding:8px 28px 40px;max-width:1400px}
 section.sec>h2{font-size:19px;margin:18px 0 10px}
 html.js section.sec{display:none}
+section.sec{scroll-margin-top:100vh}
 html.js section.sec.active{display:block}
 .block{margin:12px 0 20px}
 .scroll{overflow-x:auto}
@@ -126,7 +131,7 @@ table.fa th,table.fa td{padding:4px 9px;border-bottom:1px solid var(--line);text
 table.fa thead th{background:var(--soft);text-align:center;font-weight:600}
 table.fa tbody th{text-align:left;font-weight:500}
 table.fa tr.group th{background:#fbfcfd;text-align:left;font-style:italic;color:var(--muted)}
-table.fa td.txt{text-align:left}
+table.fa td.txt{text-align:left;white-space:normal}
 table.fa td.long{white-space:normal;min-width:14em;max-width:36em}
 table.fa td.win{font-weight:700;background:var(--win)}
 table.fa sup{color:#a3361f;font-weight:700}
@@ -147,6 +152,7 @@ details.item>summary{cursor:pointer;padding:7px 10px;list-style-position:inside}
 details.item>summary .sum{color:var(--muted);margin-left:8px;font-size:13px}
 details.item[open]>summary{background:var(--soft);border-bottom:1px solid var(--line)}
 details.item .body{padding:4px 12px 10px}
+details.item .body h3{font-size:14px;margin:14px 0 6px}
 .tag{display:inline-block;background:var(--soft);border-radius:10px;padding:0 7px;margin-left:4px;font-size:11.5px;color:var(--muted)}
 footer{color:var(--muted);font-size:12px;padding:14px 28px;border-top:1px solid var(--line)}
 html.js table.fa thead th.leaf,html.js table.fa thead th.ix{cursor:pointer}
