@@ -186,3 +186,56 @@ def test_a_transcript_that_names_no_domain_is_rescored_with_the_default_domain(t
     checks = recompute_metrics(events)
     assert len(checks) == 2 + 2 + 2 + 1   # the round proposals, the finals, the draft and the decision, the joint
     assert all(json.dumps(c["recorded"], sort_keys=True) == json.dumps(c["recomputed"], sort_keys=True) for c in checks)
+
+
+def test_an_arena_only_domain_on_a_generic_problem_records_the_metrics_of_need_satisfaction(tmp_path):
+    """A domain with only the arena's members is scored with the allocation core's metrics of its problem; a
+    generic problem (no welfare data, no Gini resource) has only those of need satisfaction. Before, the
+    debate stopped with 'survival = None: a problem with survival data ...'."""
+    from fairarena.allocation.metrics import compute_metrics, defined_metrics
+    from fairarena.arena.optimum import optimum_agents
+    from fairarena.arena.transcript import read_transcript, recompute_metrics
+    from fairarena.domains.protocol import ARENA_MEMBERS
+
+    base = DOMAINS.get("file")
+    inst = base.sample(0)
+    problem = base.problem(inst)
+    assert not problem.has_welfare and problem.gini_resource is None
+    assert defined_metrics(problem) == ("rmg", "var", "gini_cnss")
+
+    class ArenaOnly:
+        name = "file-arena-only"
+
+        def __getattr__(self, member):
+            if member not in ARENA_MEMBERS:
+                raise AttributeError(member)
+            return getattr(base, member)
+
+    dom = ArenaOnly()
+    DOMAINS.add(dom.name, dom)
+    try:
+        res = run_debate(inst, *optimum_agents(base, inst), config=DebateConfig(rounds=1), domain=dom,
+                         transcript=tmp_path / "t.jsonl")
+        assert res.status == "ok", res.error
+        assert set(res.metrics["joint"]) == {"rmg", "var", "gini_cnss", "cnss", "feasible", "violations", "waste",
+                                             "unused"}
+        assert list(res.to_frame().columns)[6:] == ["rmg", "var", "gini_cnss"]
+        checks = recompute_metrics(read_transcript(tmp_path / "t.jsonl"))
+        assert checks and all(c["recorded"] == c["recomputed"] for c in checks)
+    finally:
+        DOMAINS.remove(dom.name)
+    x = base.optimum(inst, base.participants(inst)[0])
+    assert compute_metrics(problem, x, keys=("rmg",)).keys() == {"rmg", "cnss", "feasible", "violations", "waste",
+                                                                 "unused"}
+
+
+def test_defined_metrics_on_a_triage_cohort_are_every_metric():
+    from fairarena.allocation.metrics import METRIC_KEYS, compute_metrics, defined_metrics
+    from fairarena.triage import sample_cohort
+
+    problem = sample_cohort(3).to_problem()
+    assert defined_metrics(problem) == METRIC_KEYS
+    x = problem.zeros()
+    x[0] = problem.need[0]
+    full = compute_metrics(problem, x)
+    assert compute_metrics(problem, x, keys=defined_metrics(problem)) == full and set(METRIC_KEYS) <= set(full)

@@ -45,6 +45,7 @@ __all__ = [
     "Metric",
     "METRICS",
     "METRIC_KEYS",
+    "defined_metrics",
     "MILP_FORMS",
     "metrics_with_form",
     "need_satisfaction",
@@ -105,27 +106,32 @@ class Metric:
     fn: Callable[[AllocationProblem, np.ndarray, np.ndarray], np.ndarray]
     milp: str = ""
     weights: Callable[[AllocationProblem], np.ndarray] | None = None
+    #: the optional problem fields it reads (welfare data, ``gini_resource``): a problem without one of them
+    #: has no value of this metric (:func:`defined_metrics`)
+    needs: tuple[str, ...] = ()
 
     def better(self, a: float, b: float) -> bool:
         """True when value ``a`` is strictly better than ``b``."""
         return a > b if self.direction == "max" else a < b
 
 
-def _linear(key: str, label: str, formula: str, weights: Callable[[AllocationProblem], np.ndarray]) -> Metric:
+def _linear(key: str, label: str, formula: str, weights: Callable[[AllocationProblem], np.ndarray],
+            needs: tuple[str, ...]) -> Metric:
     """A maximised weighted sum of CNSS: its value and its MILP form from the one ``weights``."""
-    return Metric(key, label, "max", formula, lambda p, x, c: c @ weights(p), "linear", weights)
+    return Metric(key, label, "max", formula, lambda p, x, c: c @ weights(p), "linear", weights, needs)
 
 
 METRICS: Registry[Metric] = Registry("metric")
 for _m in (
-    _linear("esg", "ESG", "sum_i s_i CNSS_i", lambda p: p.welfare("survival")),
+    _linear("esg", "ESG", "sum_i s_i CNSS_i", lambda p: p.welfare("survival"), ("survival",)),
     Metric("rmg", "RMG", "max", "min_i CNSS_i", lambda p, x, c: c.min(axis=-1), "min"),
     Metric("var", "Var", "min", "population variance of CNSS", lambda p, x, c: c.var(axis=-1)),
-    _linear("dw_esg", "DW-ESG", "sum_i w_i s_i CNSS_i", lambda p: p.welfare("disadvantage") * p.welfare("survival")),
-    _linear("vwci", "VWCI", "sum_i v_i CNSS_i", lambda p: p.welfare("vulnerability")),
+    _linear("dw_esg", "DW-ESG", "sum_i w_i s_i CNSS_i", lambda p: p.welfare("disadvantage") * p.welfare("survival"),
+            ("disadvantage", "survival")),
+    _linear("vwci", "VWCI", "sum_i v_i CNSS_i", lambda p: p.welfare("vulnerability"), ("vulnerability",)),
     Metric("gini", "Gini", "min", "Gini of the gini_resource amounts (nursing hours; the paper's); "
            "undefined (NaN) when nobody receives that resource",
-           lambda p, x, c: np.asarray(gini(x[..., p.gini_index], empty=np.nan)), "gini"),
+           lambda p, x, c: np.asarray(gini(x[..., p.gini_index], empty=np.nan)), "gini", needs=("gini_resource",)),
     Metric("gini_cnss", "Gini(CNSS)", "min", "Gini of CNSS (the egalitarian objective)",
            lambda p, x, c: np.asarray(gini(c)), "gini"),
 ):
@@ -138,6 +144,13 @@ def metrics_with_form(*forms: str) -> tuple[str, ...]:
 
 
 METRIC_KEYS: tuple[str, ...] = tuple(METRICS)
+
+
+def defined_metrics(problem: AllocationProblem) -> tuple[str, ...]:
+    """The metric keys ``problem`` has the data for, in registry order: every metric on a triage cohort; on a
+    generic problem (no welfare data, no Gini resource) the ones of need satisfaction alone (``rmg``,
+    ``var``, ``gini_cnss``)."""
+    return tuple(k for k, m in METRICS.pairs() if all(getattr(problem, f) is not None for f in m.needs))
 
 
 def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None,
@@ -157,9 +170,11 @@ def compute_metrics_batch(problem: AllocationProblem, x: np.ndarray, *, cnss: st
     return out
 
 
-def compute_metrics(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None) -> dict[str, Any]:
-    """Every metric of one allocation, plus ``cnss``, ``feasible``, ``violations``, ``waste`` and
-    ``unused`` (capacity left over per resource, every resource listed).
+def compute_metrics(problem: AllocationProblem, x: np.ndarray, *, cnss: str | None = None,
+                    keys: Any = None) -> dict[str, Any]:
+    """Every metric of one allocation (or only ``keys``, e.g. :func:`defined_metrics`), plus ``cnss``,
+    ``feasible``, ``violations``, ``waste`` and ``unused`` (capacity left over per resource, every resource
+    listed).
 
     The one allocation-metrics function of the package (triage, the arena and the negotiator call
     it). An infeasible allocation is scored as it is; ``violations`` spells out what is wrong.
@@ -167,8 +182,8 @@ def compute_metrics(problem: AllocationProblem, x: np.ndarray, *, cnss: str | No
     ``cnss`` overrides the problem's need-satisfaction form.
     """
     x = np.asarray(x, dtype=float)
-    batch = compute_metrics_batch(problem, x[None], cnss=cnss)
-    out: dict[str, Any] = {k: float(batch[k][0]) for k in METRIC_KEYS}
+    batch = compute_metrics_batch(problem, x[None], cnss=cnss, keys=keys)
+    out: dict[str, Any] = {k: float(batch[k][0]) for k in (METRIC_KEYS if keys is None else keys)}
     out["cnss"] = [float(v) for v in batch["cnss"][0]]
     violations = [] if bool(batch["feasible"][0]) else check_feasibility(problem, x)
     out["feasible"] = not violations

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from fairarena.allocation.problem import AllocationProblem, allocation_to_mapping
-from fairarena.allocation.metrics import METRIC_KEYS
+from fairarena.allocation.metrics import defined_metrics
 from fairarena.arena.closing import ClosingContext, check_domain_closing, decide, get_closing_rule, participant_objective
 from fairarena.arena.domain import Domain, default_domain
 from fairarena.arena.formats import PROPOSAL_FORMATS, SpokenModel
@@ -144,7 +144,7 @@ class Debate:
         # the per-round summaries' metrics: the domain's (an arena-only domain: the allocation core's)
         scorer = metrics_domain(domain)
         self.metric_keys: tuple[str, ...] = (tuple(metric_specs(scorer)) if callable(getattr(scorer, "metrics", None))
-                                             else METRIC_KEYS)
+                                             else defined_metrics(self.problem))
         self._rules = callable(getattr(domain, "violations", None))       # the domain's rules beyond capacities
         self.format = PROPOSAL_FORMATS.get(config.proposal_format)
         if self.format.speak is not None:   # scripted negotiators state their allocation in the format

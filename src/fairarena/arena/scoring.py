@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from fairarena.allocation.metrics import compute_metrics
+from fairarena.allocation.metrics import compute_metrics, defined_metrics
 from fairarena.allocation.problem import AllocationProblem
 
 __all__ = ["metrics_domain", "score", "score_with"]
@@ -20,8 +20,11 @@ __all__ = ["metrics_domain", "score", "score_with"]
 
 def score(problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
     """The allocation core's metrics of one allocation (:func:`fairarena.allocation.compute_metrics`; kept
-    for old callers: a debate scores with its domain, :func:`score_with`)."""
-    return compute_metrics(problem, x)
+    for old callers: a debate scores with its domain, :func:`score_with`): every metric on a problem with
+    welfare data (a triage cohort), those of need satisfaction alone on a generic problem
+    (:func:`fairarena.allocation.metrics.defined_metrics`)."""
+    return compute_metrics(problem, x, keys=None if problem.has_welfare and problem.gini_resource is not None
+                           else defined_metrics(problem))
 
 
 def metrics_domain(domain: Any) -> Any:
