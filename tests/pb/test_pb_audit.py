@@ -82,6 +82,30 @@ def test_audit_election_rows_and_axioms():
     assert out["rows"]["equal-shares"]["EJR1-cost"] and out["rows"]["equal-shares"]["PJR1-card"]
 
 
+def test_audit_counts_priceability_with_the_smallest_election_as_witness(tmp_path):
+    """Priceability per row (our LP, is_priceable_election), counted per rule; the witness of a rule that is not
+    priceable somewhere is the smallest such election. Greedy funding the whole-budget project A leaves the five
+    B-and-C voters' money unspent (tests/pb/test_pb_domain.py): not priceable; Equal Shares is."""
+    from fairarena.pb.axioms import is_priceable_election
+    from tests.pb.test_pb_domain import GREEDY_BREAKS_EJR
+
+    (tmp_path / "b.pb").write_text(GREEDY_BREAKS_EJR, encoding="utf-8")
+    files = [example_path("falenica"), tmp_path / "b.pb"]
+    res = audit(files, "clusters:2", min_group=1)
+    for el, f in zip(res["elections"], files):
+        e = read_election(f)
+        for row in el["rows"].values():
+            assert row["priceable"] == is_priceable_election(e, e.index(row["projects"]))
+    ax = res["summary"]["axioms"]
+    assert ax["greedy"]["priceable"]["violations"] == 1 and ax["greedy"]["priceable"]["checked"] == 2
+    assert ax["greedy"]["priceable"]["witness"] == {"file": "b.pb", "projects": 3, "voters": 11, "funded": ["A"]}
+    assert ax["equal-shares"]["priceable"] == {"violations": 0, "checked": 2, "witness": None}
+    from fairarena.pb.audit import report_text
+
+    text = report_text(res)
+    assert "not priced" in text and "greedy not priceable: b.pb (3 projects, 11 voters; funded {A})" in text
+
+
 def test_audit_cli_writes_json_and_refuses_bad_input(tmp_path):
     d = tmp_path / "in"
     d.mkdir()

@@ -153,23 +153,67 @@ def test_pb_compare_json_rows():
     out["rows"] = [row for row in out["rows"] if row["rule"] not in agg]
     actual = out["rows"][-1]
     assert actual["distance"]["projects"] == 0 and out["rows"][0]["distance"]["projects"] == 0  # 2019: greedy
-    assert all(row["EJR"] is None and row["axioms_note"] == "not checked (--axioms)" for row in out["rows"])
+    # every rule funds the same set on Falenica by age (the groups' optima coincide): EJR/PJR/priced all hold
+    assert all(row["EJR"] is True and row["PJR"] is True and row["priceable"] is True
+               and row["axioms_note"] == "EJR/PJR up to one project, Cost_Sat" for row in out["rows"])
+    assert len({tuple(row["projects"]) for row in out["rows"]}) == 1
     assert out["rows"][6]["metrics"]["worst"] >= max(row["metrics"]["worst"] for row in out["rows"]) - 1e-12
 
 
 def test_pb_compare_table_says_what_its_columns_and_dashes_mean():
-    """A '-' under EJR/PJR is explained under the table (not asked for, a lottery), as are u/share and vs city."""
+    """A '-' under EJR1/PJR1/priced is explained under the table (not asked for, a lottery), as are u/share, the
+    entitlement and vs city."""
     import json
 
     from fairarena.pb.compare import table
 
     r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(example_path("falenica")),
-                        "--groups", "age", "--json"], capture_output=True, text=True)
+                        "--groups", "age", "--json", "--no-axioms"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     lines = table(out).splitlines()
-    assert lines[-2].startswith("u/share: the group's utility") and "vs city:" in lines[-2]
-    assert lines[-1] == "EJR/PJR -: not checked (--axioms); not checked (a lottery over the proposals)"
+    assert "voters, entitlement" in lines[1]
+    assert lines[-3].startswith("u/share: the group's utility") and "vs city:" in lines[-3] and "entitlement" in lines[-3]
+    assert lines[-2].startswith("EJR1/PJR1: EJR/PJR up to one project")
+    assert lines[-1] == "-: not checked (--no-axioms); not checked (a lottery over the proposals)"
     for row in out["rows"]:
-        row.update(EJR=True, PJR=False)
-    assert table(out).splitlines()[-1].startswith("u/share:")        # every row checked: no dash to explain
+        row.update(EJR=True, PJR=False, priceable=True)
+    assert table(out).splitlines()[-1].startswith("EJR1/PJR1:")       # every row checked: no dash to explain
+
+
+GREEDY_BREAKS_EJR = """META
+key;value
+budget;100
+PROJECTS
+project_id;cost;name
+A;100;pool
+B;20;bench
+C;20;lamp
+VOTES
+voter_id;vote
+""" + "".join(f"{i};A\n" for i in range(1, 7)) + "".join(f"{i};B,C\n" for i in range(7, 12))
+
+
+def test_pb_compare_checks_the_axioms_with_a_witness(pb_file, tmp_path):
+    """Six voters want A (100, the whole budget), five want B and C (20 each). Greedy funds A alone: the five are
+    entitled to 5/11 of 100 >= 40 = cost({B, C}) and get nothing, so EJR and PJR fail even up to one project,
+    and their unspent money would buy B: not priceable. Equal Shares funds B and C: all three hold. --out writes
+    the JSON the command prints; --no-axioms leaves the checks out."""
+    import json
+
+    f = pb_file(GREEDY_BREAKS_EJR)
+    out = tmp_path / "c.json"
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(f), "--groups",
+                        "clusters:2", "--min-group", "1", "--json", "--out", str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    assert json.loads(out.read_text()) == res
+    rows = {row["rule"]: row for row in res["rows"]}
+    g, es = rows["greedy"], rows["equal-shares"]
+    assert g["projects"] == ["A"] and (g["EJR"], g["PJR"], g["priceable"]) == (False, False, False)
+    assert g["witness"]["EJR"]["T"] == ["B", "C"] and g["witness"]["EJR"]["size"] == 5
+    assert es["projects"] == ["B", "C"] and (es["EJR"], es["PJR"], es["priceable"]) == (True, True, True)
+    assert "witness" not in es
+    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(f), "--groups",
+                        "clusters:2", "--min-group", "1", "--json", "--no-axioms"], capture_output=True, text=True)
+    assert all(row["EJR"] is None and row["priceable"] is None for row in json.loads(r.stdout)["rows"])

@@ -44,14 +44,17 @@ def test_shipped_vote_types():
     assert {"age", "sex"} <= set(f.voters[0])
 
 
-@pytest.mark.parametrize("edit, where", [
+BAD = [
     (lambda t: t.replace("VOTES\n", "BALLOTS\nx;y\nVOTES\n"), "e.pb:10: section = 'BALLOTS': one of META, PROJECTS, VOTES"),
     (lambda t: t.replace("2;70;M;2", "2;70;M;2,9"), "e.pb:13: vote = '9': a project of the PROJECTS section"),
     (lambda t: t.replace("2;50;B;0", "2;-50;B;0"), "e.pb:8: cost = '-50': a non-negative cost (project 2)"),
     (lambda t: t.replace("budget;100", "budget;20"), "e.pb:3: budget = '20': at least the cheapest project's cost "
                                                     "(3 costs 30, line 9): a valid but empty problem"),
     (lambda t: t.split("VOTES\n")[0] + "VOTES\nvoter_id;vote\n", "e.pb:10: VOTES = 0: at least one vote"),
-])
+]
+
+
+@pytest.mark.parametrize("edit, where", BAD)
 def test_bad_files_one_line(pb_file, edit, where):
     with pytest.raises(InputError) as exc:
         read_election(pb_file(edit(GOOD)))
@@ -59,13 +62,25 @@ def test_bad_files_one_line(pb_file, edit, where):
     assert "\n" not in msg and msg.startswith(where), msg
 
 
-def test_cli_bad_file_exit_2_nothing_written(pb_file, tmp_path):
-    import subprocess
-    import sys
+@pytest.mark.parametrize("edit, where", BAD)
+def test_cli_bad_file_exit_2_nothing_written(pb_file, tmp_path, edit, where):
+    """Each bad file of the issue through `pb compare --out --plot` and `pb audit --out` (the bad file beside a
+    good one): one line naming the file, the line and the field, exit 2, nothing written."""
+    from typer.testing import CliRunner
 
-    bad = pb_file(GOOD.replace("2;50;B;0", "2;-50;B;0"))
-    out = tmp_path / "out.json"
-    r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(bad), "--json"],
-                       capture_output=True, text=True, cwd=tmp_path)
-    assert r.returncode == 2 and "e.pb:8: cost" in r.stderr and r.stderr.strip().count("\n") == 0
-    assert not out.exists() and r.stdout == ""
+    from fairarena.cli import app
+
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a_good.pb").write_text(GOOD, encoding="utf-8")
+    bad = d / "e.pb"
+    bad.write_text(edit(GOOD), encoding="utf-8")
+    out = tmp_path / "out"
+    out.mkdir()
+    runner = CliRunner()
+    for args in (["pb", "compare", "--file", str(bad), "--out", str(out / "c.json"), "--plot", str(out / "c.png")],
+                 ["pb", "audit", str(d), "--out", str(out / "a.json")]):
+        r = runner.invoke(app, args)
+        lines = r.output.strip().splitlines()
+        assert r.exit_code == 2 and len(lines) == 1 and lines[0].startswith(f"error: {where}"), (args, r.output)
+        assert list(out.iterdir()) == []

@@ -5,11 +5,14 @@ over the stakeholder groups (:data:`fairarena.pb.fair.FEASIBLE_SET_RULES`) and t
 the file records it. Each decision gets the group metrics of the domain (approvals satisfied, the worst-off
 group's utility, the Gini of the group utilities) and, on approval elections with at most
 :data:`fairarena.pb.axioms.MAX_PROJECTS` projects, our exact EJR and PJR checks, up to one project, with cost
-and with cardinality satisfaction (:mod:`fairarena.pb.axioms`). Cumulative and ordinal elections are run but not
-checked (the axioms are defined here for approval ballots).
+and with cardinality satisfaction, and priceability (:mod:`fairarena.pb.axioms`; one LP per distinct funded set
+of an election). Cumulative and ordinal elections are run but not checked (the axioms are defined here for
+approval ballots).
 
 The report (:func:`summarise`): which rule violates which axiom on how many elections, with the minimal real
-witness over all of them (the fewest projects in ``T``, then the smallest group, then the file name); and two
+witness over all of them (the fewest projects in ``T``, then the smallest group, then the file name; for
+priceability, which has no such certificate, the smallest election: fewest projects, then voters, then name);
+and two
 trade-offs, over every feasible project set of each election (elections of at most
 :data:`fairarena.pb.fair.ENUMERATE_MAX` projects):
 
@@ -100,7 +103,7 @@ def audit_election(path: str | Path, groups: str = "auto", utility: str = "appro
                    min_group: int | None = None) -> dict[str, Any]:
     """Every rule on one election, its metrics, the axioms and the trade-offs (module doc)."""
     from fairarena.pb import rules as pbr
-    from fairarena.pb.axioms import MAX_PROJECTS, check_election
+    from fairarena.pb.axioms import MAX_PROJECTS, check_election, is_priceable_election
     from fairarena.pb.domain import PBDomain, instance_of
     from fairarena.pb.election import read_election
     from fairarena.pb.fair import FEASIBLE_SET_RULES, feasible_set_rule
@@ -115,6 +118,7 @@ def audit_election(path: str | Path, groups: str = "auto", utility: str = "appro
     if e.selected is not None:
         decided.append(("actual", e.index(e.selected)))
     checked = e.vote_type == "approval" and e.n_projects <= MAX_PROJECTS
+    priced: dict[bytes, bool] = {}                     # one LP per distinct funded set
     rows: dict[str, Any] = {}
     for name, mask in decided:
         m = d.evaluate_set(inst, mask)
@@ -128,6 +132,10 @@ def audit_election(path: str | Path, groups: str = "auto", utility: str = "appro
                         row[key] = out[ax]
                         if not out[ax]:
                             row[key + ":witness"] = out["witness"][ax]
+            k = np.asarray(mask, dtype=bool).tobytes()
+            if k not in priced:
+                priced[k] = is_priceable_election(e, mask)
+            row["priceable"] = priced[k]
         rows[name] = row
     return {"file": Path(path).name, "vote_type": e.vote_type, "projects": e.n_projects, "voters": e.n_voters,
             "groups": {"scheme": g.scheme, "names": list(g.names), "sizes": g.sizes.tolist(),
@@ -181,6 +189,14 @@ def summarise(per: list[dict[str, Any]]) -> dict[str, Any]:
                 wit = {"file": el["file"], "T": w["T"], "cost": w["cost"], "size": w["size"],
                        "voters": w["voters"], **({"X": w["X"]} if "X" in w else {})}
             axioms[r][key] = {"violations": len(bad), "checked": len(have), "witness": wit}
+        have = [el for el in checked if r in el["rows"] and "priceable" in el["rows"][r]]
+        bad = [el for el in have if not el["rows"][r]["priceable"]]
+        wit = None
+        if bad:
+            el = min(bad, key=lambda el: (el["projects"], el["voters"], el["file"]))
+            wit = {"file": el["file"], "projects": el["projects"], "voters": el["voters"],
+                   "funded": el["rows"][r]["projects"]}
+        axioms[r]["priceable"] = {"violations": len(bad), "checked": len(have), "witness": wit}
     means: dict[str, Any] = {}
     for r in rules:
         have = [el["rows"][r] for el in per if r in el["rows"]]
@@ -216,10 +232,12 @@ def report_text(result: dict[str, Any]) -> str:
     """The summary as plain text."""
     s = result["summary"]
     lines = [f"{s['elections']} elections ({', '.join(f'{k} {v}' for k, v in sorted(s['vote_types'].items()))}); "
-             f"EJR/PJR up to one project checked on the {s['axioms_checked']} approval elections (exact)."]
-    keys = [k for k, _, _ in AXIOM_KEYS]
+             f"EJR/PJR up to one project and priceability checked on the {s['axioms_checked']} approval elections "
+             f"(exact)."]
+    keys = [k for k, _, _ in AXIOM_KEYS] + ["priceable"]
     lines.append("")
-    lines.append("violations (elections)  " + "  ".join(f"{k:>10}" for k in keys)
+    heads = [k if k != "priceable" else "not priced" for k in keys]
+    lines.append("violations (elections)  " + "  ".join(f"{k:>10}" for k in heads)
                  + "  approvals  worst-off   gini  = city")
     for r, ax in s["axioms"].items():
         m = s["rules"][r]
@@ -231,7 +249,10 @@ def report_text(result: dict[str, Any]) -> str:
     for r, ax in s["axioms"].items():
         for k in keys:
             w = ax[k]["witness"]
-            if w:
+            if w and k == "priceable":
+                lines.append(f"  {r} not priceable: {w['file']} ({w['projects']} projects, {w['voters']} voters; "
+                             f"funded {{{', '.join(w['funded'])}}})")
+            elif w:
                 vs = ", ".join(w["voters"][:8]) + (", ..." if len(w["voters"]) > 8 else "")
                 extra = f"; funded approvals of the group: {{{', '.join(w['X'])}}}" if "X" in w else ""
                 lines.append(f"  {r} {k}: {w['file']}: T = {{{', '.join(w['T'])}}} (cost {w['cost']:,.0f}), "

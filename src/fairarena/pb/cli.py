@@ -44,9 +44,10 @@ def compare_cmd(
     cache: Optional[str] = typer.Option(None, "--cache", help="SQLite response cache of the model (replay/resume)."),
     offline: bool = typer.Option(False, "--offline", help="Replay from --cache only; never call a model."),
     max_calls: Optional[int] = typer.Option(None, "--max-calls", help="Call budget of the model."),
-    axioms: bool = typer.Option(False, "--axioms", help="Check EJR and PJR with pabutools (approval, <= 10 projects; "
-                                                        "slow with many voters)."),
+    axioms: bool = typer.Option(True, "--axioms/--no-axioms", help="Check EJR and PJR up to one project (exact, "
+                                "approval, <= 16 projects) and priceability (approval) on every row that is one set."),
     as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    out: Optional[str] = typer.Option(None, "--out", help="Also write the comparison as JSON to this file."),
     plot_path: Optional[str] = typer.Option(None, "--plot", help="Write a PNG: approvals vs the worst-off group, "
                                                                   "one point per row."),
 ) -> None:
@@ -74,6 +75,8 @@ def compare_cmd(
     if plot_path is not None:
         if not plot_path.lower().endswith(".png") or not Path(plot_path).resolve().parent.is_dir():
             raise InputError("--plot", plot_path, "a .png path in an existing folder")
+    if out is not None and (not out or Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
+        raise InputError("--out", out, "a file path in an existing folder")
     build = {k: v for k, v in (("cache", cache), ("offline", offline or None), ("max_calls", max_calls))
              if v is not None} if model != "scripted" else {}
     result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms, min_group=min_group,
@@ -82,6 +85,10 @@ def compare_cmd(
         from fairarena.pb.compare import plot
 
         plot(result, plot_path)
+    if out is not None:
+        from fairarena.fsutil import atomic_write_json
+
+        atomic_write_json(out, result)
     if as_json:
         emit_json(result)
     else:

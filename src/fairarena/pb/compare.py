@@ -6,10 +6,13 @@ agents (:mod:`fairarena.pb.agents`; scripted by default: each proposes its own o
 final whose worst-off group fares best, 3 rounds; ``model``: language-model groups) and the city's actual outcome. Each row: the funded
 projects, the domain's metrics (approvals satisfied, budget used, Gini of the group utilities, the worst-off
 group, each group's utility and budget share), its distance from the city's outcome (projects in one set and not
-the other; the budget on them, as a share of the budget), and EJR/PJR (pabutools' ``is_EJR_approval`` and
-``is_PJR_approval`` with ``Cost_Sat``) when asked (``axioms=True``, ``--axioms``) on approval elections of at most
-:data:`AXIOM_MAX_PROJECTS` projects: pabutools enumerates the cohesive groups, which takes minutes on a
-10-project election with hundreds of voters (over 5 minutes on Warsaw-Falenica 2019's 652), so it is off by default.
+the other; the budget on them, as a share of the budget), and on approval elections (``axioms=True``, the default;
+``--no-axioms`` leaves them out) EJR and PJR up to one project with cost satisfaction, exact (:mod:`fairarena.pb.axioms`:
+no voter enumeration; at most 16 projects) and priceability (an LP over the distinct ballots, any size). These are
+pabutools' ``is_EJR_approval``/``is_PJR_approval`` (``up_to_func=max``) and ``priceable`` (``exhaustive=False``),
+computed our way: pabutools enumerates every group of voters (over 5 minutes on Warsaw-Falenica 2019's 652 voters)
+and solves priceability over every voter (15-40 s a set on Warsaw-Wesola 2023); tests/pb/test_pb_axioms.py
+compares them. A lottery row (the aggregation rules) is not checked.
 """
 
 from __future__ import annotations
@@ -19,22 +22,28 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["compare", "table", "plot", "AXIOM_MAX_PROJECTS"]
-
-AXIOM_MAX_PROJECTS = 10
+__all__ = ["compare", "table", "plot"]
 
 
 def _axioms(e: Any, mask: np.ndarray) -> dict[str, Any]:
-    if e.vote_type != "approval" or e.n_projects > AXIOM_MAX_PROJECTS:
-        why = "not approval ballots" if e.vote_type != "approval" else f"more than {AXIOM_MAX_PROJECTS} projects"
-        return {"EJR": None, "PJR": None, "axioms_note": f"not checked ({why})"}
-    from pabutools.analysis.justifiedrepresentation import is_EJR_approval, is_PJR_approval
-    from pabutools.election import Cost_Sat
+    """EJR and PJR up to one project with cost satisfaction (:func:`fairarena.pb.axioms.check_election`, exact,
+    approval elections of at most :data:`fairarena.pb.axioms.MAX_PROJECTS` projects; a violation's minimal
+    witness under ``witness``) and priceability (:func:`fairarena.pb.axioms.is_priceable_election`, any
+    approval election)."""
+    from fairarena.pb.axioms import MAX_PROJECTS, check_election, is_priceable_election
 
-    inst, prof = e.pabutools()
-    chosen = [p for p in inst if p.name in set(e.ids(mask))]
-    return {"EJR": bool(is_EJR_approval(inst, prof, Cost_Sat, chosen)),
-            "PJR": bool(is_PJR_approval(inst, prof, Cost_Sat, chosen)), "axioms_note": "pabutools, Cost_Sat"}
+    if e.vote_type != "approval":
+        return {"EJR": None, "PJR": None, "priceable": None, "axioms_note": "not checked (not approval ballots)"}
+    out: dict[str, Any] = {"priceable": is_priceable_election(e, mask)}
+    if e.n_projects > MAX_PROJECTS:
+        out.update(EJR=None, PJR=None, axioms_note=f"EJR/PJR not checked (more than {MAX_PROJECTS} projects)")
+        return out
+    res = check_election(e, mask, "cost", up_to_one=True)
+    out.update(EJR=bool(res["EJR"]), PJR=bool(res["PJR"]), axioms_note="EJR/PJR up to one project, Cost_Sat")
+    wit = {k: v for k, v in res["witness"].items() if v}
+    if wit:
+        out["witness"] = wit
+    return out
 
 
 def _debate(d: Any, inst: Any, seed: int, model: str = "scripted", rounds: int = 3,
@@ -96,7 +105,7 @@ def _aggregation_rows(d: Any, inst: Any, seed: int) -> list[dict[str, Any]]:
 
 
 def compare(path: str | Path, groups: str = "auto", utility: str = "approval", seed: int = 0,
-            debate: bool = True, axioms: bool = False, min_group: int | None = None,
+            debate: bool = True, axioms: bool = True, min_group: int | None = None,
             aggregation: bool = True, model: str = "scripted", rounds: int = 3, **build: Any) -> dict[str, Any]:
     """Every row on the election at ``path`` (module doc), as JSON data. ``model``: the groups' debate agents
     (:mod:`fairarena.pb.agents`: ``scripted`` or a model spec; ``build``: the model's ``cache``, ``offline``,
@@ -138,7 +147,8 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
         if actual is not None:
             diff = mask ^ actual
             row["distance"] = {"projects": int(diff.sum()), "budget": float(e.costs[diff].sum() / e.budget)}
-        row.update(_axioms(e, mask) if axioms else {"EJR": None, "PJR": None, "axioms_note": "not checked (--axioms)"})
+        row.update(_axioms(e, mask) if axioms else {"EJR": None, "PJR": None, "priceable": None,
+                                                    "axioms_note": "not checked (--no-axioms)"})
         if name == "debate":
             row["debate"] = debate_info
         rows.append(row)
@@ -149,7 +159,8 @@ def compare(path: str | Path, groups: str = "auto", utility: str = "approval", s
                         "projects": float(sum(p * (e.index(arow["sets"][c]) ^ actual).sum() for c, p in arow["lottery"].items())),
                         "budget": float(sum(p * e.costs[e.index(arow["sets"][c]) ^ actual].sum() for c, p in arow["lottery"].items())
                                         / e.budget)}
-                arow.update({"EJR": None, "PJR": None, "axioms_note": "not checked (a lottery over the proposals)"})
+                arow.update({"EJR": None, "PJR": None, "priceable": None,
+                             "axioms_note": "not checked (a lottery over the proposals)"})
                 rows.append(arow)
     return {"file": str(path), "title": e.title, "vote_type": e.vote_type, "budget": e.budget,
             "projects": e.n_projects, "voters": e.n_voters, "rule": e.rule, "groups": {
@@ -163,25 +174,33 @@ def table(result: dict[str, Any]) -> str:
     gr = result["groups"]
     head = (f"{result['title']} ({result['vote_type']}, {result['projects']} projects, {result['voters']} voters, "
             f"budget {result['budget']:,.0f}; city rule: {result['rule'] or '-'})\n"
-            f"groups ({gr['scheme']}, {gr['utility']} utility): "
+            f"groups ({gr['scheme']}, {gr['utility']} utility; voters, entitlement): "
             + ", ".join(f"{n} {int(s)} ({x:.0%})" for n, s, x in zip(gr["names"], gr["sizes"], gr["entitlement"])))
-    cols = ["rule", "approvals", "budget", "gini", "worst"] + [f"{k} u/share" for k in gr["keys"]] + ["vs city", "EJR", "PJR"]
+    if gr.get("left_out"):
+        head += "\nleft out of the groups (fewer voters than --min-group; their votes still count): " + ", ".join(
+            f"{n} {int(k)}" for n, k in gr["left_out"])
+    cols = (["rule", "approvals", "budget", "gini", "worst"] + [f"{k} u/share" for k in gr["keys"]]
+            + ["vs city", "EJR1", "PJR1", "priced"])
     lines = []
+    yes = lambda v: "-" if v is None else ("yes" if v else "NO")  # noqa: E731
     for r in result["rows"]:
         m = r["metrics"]
         cells = [r["rule"], f"{m['approvals']:.3f}", f"{m['budget_used']:.3f}", f"{m['gini']:.3f}", f"{m['worst']:.3f}"]
         cells += [f"{m['u:' + k]:.2f}/{m['share:' + k]:.2f}" for k in gr["keys"]]
         dist = r.get("distance")
         cells.append("-" if dist is None else f"{float(dist['projects']):.3g} ({dist['budget']:.0%})")
-        cells += ["-" if r.get(a) is None else ("yes" if r[a] else "NO") for a in ("EJR", "PJR")]
+        cells += [yes(r.get("EJR")), yes(r.get("PJR")), yes(r.get("priceable"))]
         lines.append(cells)
     widths = [max(len(c), *(len(row[i]) for row in lines)) for i, c in enumerate(cols)]
     fmt = lambda cells: "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))  # noqa: E731
-    legend = ["u/share: the group's utility / the share of the budget spent on projects it approves; vs city: "
-              "projects in one set and not the other (their cost, as a share of the budget)"]
-    notes = sorted({r["axioms_note"] for r in result["rows"] if r.get("EJR") is None and r.get("axioms_note")})
+    legend = ["u/share: the group's utility / the share of the budget spent on projects it approves (against its "
+              "entitlement, the share of the voters, above); vs city: projects in one set and not the other (their "
+              "cost, as a share of the budget)",
+              "EJR1/PJR1: EJR/PJR up to one project with cost satisfaction (exact); priced: priceable"]
+    notes = sorted({r["axioms_note"] for r in result["rows"]
+                    if (r.get("EJR") is None or r.get("priceable") is None) and r.get("axioms_note")})
     if notes:
-        legend.append("EJR/PJR -: " + "; ".join(notes))
+        legend.append("-: " + "; ".join(notes))
     return "\n".join([head, fmt(cols), "-" * (sum(widths) + 2 * (len(widths) - 1))] + [fmt(c) for c in lines]
                      + legend)
 
