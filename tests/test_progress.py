@@ -186,3 +186,46 @@ def test_study_report_says_it_is_working_off_a_terminal(tmp_path):
     assert r.stdout.startswith("wrote ") and (tmp_path / "r.html").is_file()
     r = cli("study", "report", str(tmp_path / "st"), "--out", str(tmp_path / "r2.html"), "--progress-every", "-1")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "r2.html").exists()
+
+
+@pytest.fixture(scope="module")
+def small_study(tmp_path_factory):
+    """The small preset (60 scripted debates) run by the real command with stderr a pipe, as in a log: the
+    run's output and its folder."""
+    tmp = tmp_path_factory.mktemp("progress-study")
+    assert cli("study", "init", "--preset", "small", "--out", str(tmp / "s.toml")).returncode == 0
+    r = cli("study", "run", str(tmp / "s.toml"), "--out", str(tmp / "st"), "--backend", "processes", "--workers",
+            "2", "--progress-every", "0")
+    return tmp, r
+
+
+def test_study_run_prints_progress_lines_when_its_output_is_redirected(small_study):
+    _, r = small_study
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stderr.splitlines() if x.startswith("progress study small (processes): ")]
+    assert lines and all(" debates  failed 0  in flight " in x and "debates/s" in x for x in lines), r.stderr
+    assert "60/60 debates" in lines[-1]                             # the last line when the work is complete
+    assert len({x.split(": ", 1)[1].split(" debates", 1)[0] for x in lines}) >= 2     # counts that move
+    assert r.stdout.startswith("study ") and "60 ok" in r.stdout     # the summary on stdout, as before
+
+
+@pytest.mark.parametrize("command", [["stats"], ["tables", "--out", "{tmp}/tables"]])
+def test_study_stats_and_tables_say_they_are_working_off_a_terminal(small_study, command):
+    # the analysis of a 2,000-debate study takes seconds: 'still working' lines on stderr, stdout as before
+    tmp, _ = small_study
+    args = [a.replace("{tmp}", str(tmp)) for a in command]
+    r = cli("study", args[0], str(tmp / "st"), *args[1:], "--progress-every", "0")
+    assert r.returncode == 0, r.stderr
+    assert any(x.startswith(f"progress study {args[0]}: working, ") for x in r.stderr.splitlines()), r.stderr
+    assert "Table 2" in r.stdout if args[0] == "stats" else r.stdout.startswith("wrote ")
+    bad = cli("study", args[0], str(tmp / "st"), *[a.replace("tables", "tables-bad") for a in args[1:]],
+              "--progress-every", "-1")
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1 and "progress-every" in bad.stderr
+    assert not (tmp / "tables-bad").exists()
+
+
+def test_study_stats_json_prints_no_progress(small_study):
+    tmp, _ = small_study
+    r = cli("study", "stats", str(tmp / "st"), "--json", "--progress-every", "0")
+    assert r.returncode == 0 and not [x for x in r.stderr.splitlines() if x.startswith("progress")], r.stderr
+    json.loads(r.stdout)

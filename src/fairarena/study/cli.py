@@ -196,11 +196,16 @@ def stats_cmd(
     test: str = typer.Option("auto", "--test", help=_TEST_HELP),
     holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells (raw and corrected p kept)."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
+                                         "stderr when it is not a terminal (0: every 0.2 s); none with --json."),
 ) -> None:
     """Tables 2 and 3 (means; paired tests and effect sizes) and the emergence analysis of a finished study."""
+    from fairarena.progress import Progress, check_every
     from fairarena.study.analysis import analyse_study, study_tables
 
-    an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
+    every = check_every(progress_every)
+    with Progress("study stats", every=every, enabled=not as_json) as bar, bar.ticking():
+        an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
     if as_json:
         emit_json(an.to_dict())
         return
@@ -236,14 +241,20 @@ def tables_cmd(
     test: str = typer.Option("auto", "--test", help=_TEST_HELP),
     holm: bool = typer.Option(False, "--holm", help="Holm correction over all cells."),
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
+    progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
+                                         "stderr when it is not a terminal (0: every 0.2 s)."),
 ) -> None:
     """Tables 2 and 3 of a finished study as Markdown, LaTeX and CSV."""
+    from fairarena.progress import Progress, check_every
     from fairarena.study.analysis import write_study_tables
 
+    every = check_every(progress_every)
     if dest.exists() and not dest.is_dir():
         from fairarena.errors import InputError
         raise InputError("out", str(dest), "a folder (it is a file)")
-    for p in write_study_tables(out, dest, test=test, holm=holm, allow_partial=allow_partial):
+    with Progress("study tables", every=every) as bar, bar.ticking():
+        written = write_study_tables(out, dest, test=test, holm=holm, allow_partial=allow_partial)
+    for p in written:
         console.print(f"wrote {p}", highlight=False, soft_wrap=True)
 
 
