@@ -217,3 +217,18 @@ def test_pb_compare_checks_the_axioms_with_a_witness(pb_file, tmp_path):
     r = subprocess.run([sys.executable, "-m", "fairarena.cli", "pb", "compare", "--file", str(f), "--groups",
                         "clusters:2", "--min-group", "1", "--json", "--no-axioms"], capture_output=True, text=True)
     assert all(row["EJR"] is None and row["priceable"] is None for row in json.loads(r.stdout)["rows"])
+
+
+def test_pb_compare_plot_shares_a_point_between_coinciding_rows(tmp_path):
+    """Wesola by age: greedy and the city fund the same set (one point, the city named first); the feasible-set
+    rules, most aggregation rows and the debate land together; every row is on exactly one point."""
+    from fairarena.pb.compare import compare, plot, plot_points
+
+    res = compare(example_path("wesola"), "age", axioms=False)
+    pts = plot_points(res)
+    names = [[r["rule"] for r in rows] for _, _, rows in pts]
+    assert sorted(n for ns in names for n in ns) == sorted(r["rule"] for r in res["rows"])
+    assert ["actual", "greedy"] in names
+    top = next(ns for ns in names if "leximin" in ns)
+    assert top[0] == "debate" and {"utilitarian", "nash", "maxmin", "agg:leximin"} <= set(top)
+    assert len(pts) < len(res["rows"]) and plot(res, tmp_path / "w.png").stat().st_size > 10_000

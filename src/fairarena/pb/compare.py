@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["compare", "table", "plot"]
+__all__ = ["compare", "table", "plot", "plot_points"]
 
 
 def _axioms(e: Any, mask: np.ndarray) -> dict[str, Any]:
@@ -205,24 +205,61 @@ def table(result: dict[str, Any]) -> str:
                      + legend)
 
 
+def _kind(r: dict[str, Any]) -> str:
+    if r["rule"] == "actual":
+        return "the city"
+    if r["rule"] == "debate":
+        return "debate"
+    if r["rule"].startswith("agg:"):
+        return "aggregation (lottery)"
+    return {"PB rule": "PB rule", "over groups": "feasible-set rule"}.get(r["kind"], r["kind"])
+
+
+def plot_points(result: dict[str, Any]) -> list[tuple[float, float, list[dict[str, Any]]]]:
+    """The plot's points: ``(approvals, worst, rows)``; a row within 1.5% of the spread of each axis from a point
+    drawn before joins it (in row order); a point's rows listed the city first, then the debate, the PB rules,
+    the feasible-set rules and the aggregation rows."""
+    xs = [r["metrics"]["approvals"] for r in result["rows"]]
+    ys = [r["metrics"]["worst"] for r in result["rows"]]
+    gx, gy = (max(max(v) - min(v), 1e-3) * 0.015 for v in (xs, ys))
+    points: dict[tuple[float, float], list[dict[str, Any]]] = {}
+    for r, x, y in zip(result["rows"], xs, ys):
+        near = next((p for p in points if abs(p[0] - x) <= gx and abs(p[1] - y) <= gy), (x, y))
+        points.setdefault(near, []).append(r)
+    first = {"the city": 0, "debate": 1, "PB rule": 2, "feasible-set rule": 3}
+    return [(x, y, sorted(rows, key=lambda r: first.get(_kind(r), 4))) for (x, y), rows in points.items()]
+
+
 def plot(result: dict[str, Any], path: str | Path) -> Path:
-    """Every row as a point: approvals satisfied (x) against the worst-off group's utility (y), labelled."""
+    """Every row as a point: approvals satisfied (x) against the worst-off group's utility (y), coloured by kind
+    (legend). Rows within 1.5% of the spread of each axis share one point and one label listing them
+    (:func:`plot_points`; the first three, then how many more), so that coinciding rules stay readable; the
+    table has the exact values."""
+    import textwrap
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 5))
-    colours = {"PB rule": "tab:blue", "over groups": "tab:green"}
-    for r in result["rows"]:
-        m = r["metrics"]
-        c = colours.get(r["kind"], "tab:red" if r["rule"] == "actual" else "tab:orange" if r["rule"].startswith("agg:")
-                        else "tab:purple")
-        ax.scatter(m["approvals"], m["worst"], color=c, s=36)
-        ax.annotate(r["rule"], (m["approvals"], m["worst"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+    colours = {"PB rule": "tab:blue", "feasible-set rule": "tab:green", "aggregation (lottery)": "tab:orange",
+               "debate": "tab:purple", "the city": "tab:red"}
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    seen: set[str] = set()
+    for x, y, rows in plot_points(result):
+        for i, r in enumerate(rows):             # one marker per row at the point, the first drawn largest
+            k = _kind(r)
+            ax.scatter(x, y, color=colours.get(k, "tab:gray"), s=60 if i == 0 else 24, zorder=3 - 0.01 * i,
+                       label=None if k in seen else k)
+            seen.add(k)
+        names = [r["rule"] for r in rows]
+        text = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
+        ax.annotate("\n".join(textwrap.wrap(text, 40)), (x, y), fontsize=7, xytext=(4, 4), textcoords="offset points")
     ax.set_xlabel("approvals satisfied (share of all support)")
     ax.set_ylabel("worst-off group's utility")
     ax.set_title(f"{result['title']} ({result['groups']['scheme']} groups)", fontsize=9)
+    ax.legend(fontsize=7, loc="best")
+    ax.margins(x=0.15, y=0.1)
     fig.tight_layout()
     out = Path(path)
     fig.savefig(out, dpi=120)
