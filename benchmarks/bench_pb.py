@@ -4,7 +4,9 @@
 * Equal Shares' add1 over the 272 small instances: one run per budget step against the batched steps;
 * every rule + the audit (our exact EJR/PJR, the group metrics, the trade-offs: ``fairarena pb audit``) over the
   272 small Pabulib instances, with ``--jobs`` worker processes (default 2);
-* the exact feasible-set rules (enumeration) on a 10-project instance, each.
+* the exact feasible-set rules (enumeration) on a 10-project instance, each;
+* priceability of greedy's set on Warsaw-Wesola 2023 (1,181 voters, 29 projects): our LP over the distinct
+  ballots and pabutools' own LP over every voter.
 
 Run: python benchmarks/bench_pb.py [--small DIR] [--jobs N] [--skip-pabutools]  (DIR: the 272 small .pb files; default the shared data folder)
 """
@@ -19,6 +21,7 @@ import numpy as np
 
 from fairarena.pb import rules
 from fairarena.pb.audit import audit
+from fairarena.pb.axioms import is_priceable_election, priceable
 from fairarena.pb.domain import example_path
 from fairarena.pb.election import read_election
 from fairarena.pb.fair import FEASIBLE_SET_RULES, feasible_set_rule
@@ -59,7 +62,13 @@ def main() -> None:
     for r in FEASIBLE_SET_RULES:
         t = time.perf_counter(); feasible_set_rule(r, g.coef, e10.costs, e10.budget); dt = time.perf_counter() - t
         print(f"{r} on {e10.n_projects} projects ({len(g.names)} groups): {dt * 1000:.1f} ms")
-    np.zeros(1)
+    ew = read_election(example_path("wesola"))
+    gw = rules.greedy(ew)
+    t = time.perf_counter(); ok = is_priceable_election(ew, gw); dt = time.perf_counter() - t
+    print(f"priceability of greedy's set, Wesola 2023, ours: {dt * 1000:.0f} ms ({ok})")
+    if not a.skip_pabutools:
+        t = time.perf_counter(); theirs = priceable(ew, gw); dt = time.perf_counter() - t
+        print(f"the same, pabutools' priceable (exhaustive=False): {dt:.1f} s ({theirs})")
 
 
 if __name__ == "__main__":
