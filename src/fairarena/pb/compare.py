@@ -3,7 +3,7 @@
 Rows: the PB rules (greedy, Equal Shares with the add1 completion, sequential Phragmén, max-utilitarian), the
 feasible-set rules over the stakeholder groups (utilitarian, Nash, leximin, group max-min), a debate of the group
 agents (:mod:`fairarena.pb.agents`; scripted by default: each proposes its own optimum, the joint draft is the
-final whose worst-off group fares best, 3 rounds; ``model``: language-model groups) and the city's actual outcome. Each row: the funded
+leximin-best final, 3 rounds; ``model``: language-model groups) and the city's actual outcome. Each row: the funded
 projects, the domain's metrics (approvals satisfied, budget used, Gini of the group utilities, the worst-off
 group, each group's utility and budget share), its distance from the city's outcome (projects in one set and not
 the other; the budget on them, as a share of the budget), and on approval elections (``axioms=True``, the default;
