@@ -8,7 +8,7 @@
 * priceability of greedy's set on Warsaw-Wesola 2023 (1,181 voters, 29 projects): our LP over the distinct
   ballots and pabutools' own LP over every voter.
 
-Run: python benchmarks/bench_pb.py [--small DIR] [--jobs N] [--skip-pabutools]  (DIR: the 272 small .pb files; default the shared data folder)
+Run: python benchmarks/bench_pb.py [--small DIR] [--jobs N] [--skip-pabutools]  (DIR: the 272 small .pb files; default ../shared/data/pabulib/small beside the repository)
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from fairarena.pb.groups import make_groups
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--small", default="/work/shared/data/pabulib/small")
+    # default: the shared data folder beside the repository (../shared/data/pabulib/small)
+    ap.add_argument("--small", default=str(Path(__file__).resolve().parents[2] / "shared/data/pabulib/small"))
     ap.add_argument("--skip-pabutools", action="store_true")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
