@@ -104,9 +104,37 @@ def resolve_backend(name: str) -> str:
     return BACKENDS.entry(name).meta.get("alias_of", name)
 
 
-def check_workers(workers: int | None) -> int | None:
+MAX_THREADS = 4096
+"""At most this many workers on the ``threads`` backend (debates in flight against model servers: the
+documented uses go to a few hundred; the default is at most 1,024)."""
+PROCESSES_PER_CORE = 4
+MIN_PROCESS_LIMIT = 32
+"""At most ``max(32, 4 x cores)`` worker processes on the ``processes`` backend and in a dask
+``LocalCluster``: each is a Python process of 100 MB or more, and more processes than cores make CPU-bound
+tasks no faster. ``--workers 1000000000`` used to be taken as given (a ``LocalCluster`` started that many
+processes)."""
+
+
+def max_workers(backend: str | None, address: str | None = None) -> int | None:
+    """The largest worker count ``backend`` accepts (None: no limit -- ``serial`` ignores it, and the workers
+    of a dask scheduler given by ``address`` are not started by this process)."""
+    name = BACKENDS.entry(backend).meta.get("alias_of", backend) if backend in BACKENDS else backend
+    if name == "threads":
+        return MAX_THREADS
+    if name == "processes" or (name == "dask" and not address):
+        return max(MIN_PROCESS_LIMIT, PROCESSES_PER_CORE * default_workers())
+    return None
+
+
+def check_workers(workers: int | None, backend: str | None = None, address: str | None = None) -> int | None:
+    """A worker count: a positive integer, and at most :func:`max_workers` for ``backend`` (when given)."""
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
         raise InputError("workers", workers, "expected a positive integer")
+    limit = max_workers(backend, address)
+    if workers is not None and limit is not None and workers > limit:
+        what = ("threads" if limit == MAX_THREADS else
+                f"worker processes (max({MIN_PROCESS_LIMIT}, {PROCESSES_PER_CORE} x {default_workers()} cores))")
+        raise InputError("workers", workers, f"at most {limit:,} {what} on the {backend} backend")
     return workers
 
 
@@ -114,7 +142,7 @@ def check_backend(backend: str, workers: int | None = None, address: str | None 
     """Validate a backend choice as a whole (name, worker count, address only with dask) before any
     work starts; returns the canonical backend name."""
     name = resolve_backend(backend)
-    check_workers(workers)
+    check_workers(workers, name, address)
     if address is not None and name != "dask":
         raise InputError("address", address, "only the dask backend takes a scheduler address")
     return name
@@ -275,7 +303,7 @@ def _dask(fn: Callable[[Any], Any], tasks: Sequence[Any], workers: int, address:
             except (OSError, TimeoutError) as exc:
                 raise InputError("address", address, f"cannot reach a Dask scheduler ({exc})") from None
         else:
-            cluster = LocalCluster(n_workers=workers or default_workers(), threads_per_worker=1,
+            cluster = LocalCluster(n_workers=min(workers or default_workers(), len(tasks)), threads_per_worker=1,
                                    processes=True, dashboard_address=None)
             client = Client(cluster)
         with client:

@@ -86,3 +86,43 @@ def test_library_preset_overrides_are_bounded_too():
     with pytest.raises(InputError) as exc:
         preset("tiny", N=[10**20])
     assert exc.value.field == "N"
+
+
+@pytest.mark.parametrize("backend, field_text", [
+    ("processes", "worker processes"), ("dask", "worker processes"), ("threads", "4,096 threads"),
+])
+@pytest.mark.parametrize("command", ["study", "sweep"])
+def test_worker_counts_are_bounded_before_the_lock(tmp_path, backend, field_text, command):
+    # --workers 1000000000 was taken as given: a dask LocalCluster was asked for that many processes (the
+    # processes and threads backends only took min(workers, tasks), so a large study started one per debate)
+    from fairarena.execution import max_workers
+
+    out = tmp_path / "out"
+    if command == "study":
+        toml = tmp_path / "s.toml"
+        assert runner.invoke(app, ["study", "init", "--preset", "tiny", "--out", str(toml)]).exit_code == 0
+        args = ["study", "run", str(toml)]
+    else:
+        args = ["sweep", "--preset", "paper", "--limit", "5"]
+    r = runner.invoke(app, [*args, "--out", str(out), "--backend", backend, "--workers", "1000000000"])
+    one_line(r, "workers = 1000000000", f"at most {max_workers(backend):,} ", field_text, f"{backend} backend")
+    assert not out.exists()
+
+
+def test_worker_limits_and_what_they_leave_alone():
+    from fairarena.execution import MAX_THREADS, check_workers, default_workers, map_tasks, max_workers
+
+    procs = max(32, 4 * default_workers())
+    assert max_workers("processes") == max_workers("loky") == max_workers("dask") == procs
+    assert max_workers("threads") == max_workers("threading") == MAX_THREADS == 4096
+    assert max_workers("serial") is None                           # serial ignores the count
+    assert max_workers("dask", "tcp://10.0.0.1:8786") is None     # an external cluster's workers are not ours
+    assert check_workers(procs, "processes") == procs and check_workers(10**9, "serial") == 10**9
+    assert check_workers(10**9) == 10**9                           # no backend: only a positive integer
+    # the documented uses fit: 650 threads against a model server (docs/performance.md), the default threads
+    from fairarena.study.store import MAX_DEFAULT_THREADS
+
+    assert check_workers(650, "threads") == 650 and MAX_DEFAULT_THREADS <= MAX_THREADS
+    with pytest.raises(InputError, match="at most"):
+        map_tasks(abs, [1, -2], backend="processes", workers=procs + 1)
+    assert map_tasks(abs, [1, -2], backend="threads", workers=MAX_THREADS) == [1, 2]

@@ -910,6 +910,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     check_workers(workers)
     if address is not None and backend != "dask":
         raise InputError("address", address, "only with --backend dask")
+    check_workers(workers, backend, address)
     if root.exists() and not root.is_dir():
         raise InputError("out", str(root), "a folder (it is a file)")
     if limit is not None and limit < 0:
