@@ -55,6 +55,27 @@ def test_learn_refuses_empty_learner_entries(tmp_path, value):
             needles=(f"learner = {value!r}", "empty entry"))
 
 
+# -- learn --grid and --jobs: bounded before the folder is taken --------------------------------------------
+
+def test_learn_refuses_a_grid_past_its_bound(tmp_path):
+    # --grid 10**9 allocated gigabytes (np.logspace of 10**9 points) before any check
+    refused(tmp_path, "learn", "--learner", "pf", "--T", "1000", "--seeds", "1", "--no-figure",
+            "--grid", "1000000000", needles=("grid = 1000000000", "at most 100,000"))
+
+
+@pytest.mark.parametrize("backend", ["processes", "threads"])
+def test_learn_refuses_too_many_jobs_naming_jobs(tmp_path, backend):
+    # the backend's worker limit, named as the option the user typed, before the output folder exists
+    refused(tmp_path, "learn", "--learner", "pf", "--T", "100", "--seeds", "1", "--no-figure",
+            "--backend", backend, "--jobs", "1000000000", needles=("jobs = 1000000000", "at most"))
+
+
+def test_learn_takes_the_largest_grid(tmp_path):
+    r = runner.invoke(app, ["learn", "--learner", "pf", "--T", "200", "--seeds", "1", "--no-figure",
+                            "--grid", "100000", "--json", "--out", str(tmp_path / "out")])
+    assert r.exit_code == 0, r.stderr
+
+
 # -- tourism compare --rounds: the bound of tourism run ---------------------------------------------------
 
 @pytest.mark.parametrize("rounds", ["-1", "51", "100000"])

@@ -19,6 +19,12 @@ BATCH_DIR = "batches"  # per-batch results of a run in progress (removed when th
 LEARNER_HELP = "pf, ef, uf, nashucb, ggi, etc, uniform, a comma list, or all."
 
 
+MAX_GRID = 100_000
+"""At most this many points on ``learn --grid`` (the logarithmic grid the curves are kept on). A grid of
+``10**9`` points allocated gigabytes before any check; 100,000 points is 0.8 MB a curve and far past what a
+figure shows (the default is 200)."""
+
+
 def register(app: typer.Typer) -> None:
     @app.command("learn")
     @cli_errors
@@ -39,7 +45,7 @@ def register(app: typer.Typer) -> None:
         jobs: int = typer.Option(1, "--jobs", help="Parallel workers (-1: all cores)."),
         backend: str = typer.Option("processes", "--backend", help="Execution backend: processes, threads, serial or dask (loky, threading, sequential accepted)."),
         address: Optional[str] = typer.Option(None, "--address", help="Dask scheduler address (with --backend dask; default: a local cluster of --jobs workers)."),
-        grid: int = typer.Option(200, "--grid", help="Points of the logarithmic grid the curves are kept on."),
+        grid: int = typer.Option(200, "--grid", help="Points of the logarithmic grid the curves are kept on (2 to 100,000)."),
         figure: bool = typer.Option(True, "--figure/--no-figure", help="Write figure3.png."),
         json_out: bool = typer.Option(False, "--json", help="Machine-readable output (no progress bar)."),
         force: bool = typer.Option(False, "--force", help="Replace an earlier run's results in --out."),
@@ -51,7 +57,7 @@ def register(app: typer.Typer) -> None:
         from fairarena.learners.env import MultiAgentBandit, parse_family
         from fairarena.learners.instances import load_instance
         from fairarena.learners.base import check_horizon, parse_rounds
-        from fairarena.execution import resolve_backend
+        from fairarena.execution import check_workers, resolve_backend
         from fairarena.learners.simulate import check_memory, save_batch, simulate_many
         from fairarena.fsutil import check_out_dir, output_folder
         from fairarena.learners.store import save_run, summary_document
@@ -79,10 +85,17 @@ def register(app: typer.Typer) -> None:
             raise InputError("seed", seed, "expected a non-negative integer")
         if grid < 2:
             raise InputError("grid", grid, "expected at least 2 grid points")
+        if grid > MAX_GRID:
+            raise InputError("grid", grid, f"at most {MAX_GRID:,} grid points (the curves keep one row per point)")
         if jobs == 0:
             raise InputError("jobs", jobs, "expected a positive number of workers or a negative one (-1: all cores)")
         check_out_dir(out)
         backend = resolve_backend(backend)
+        if jobs > 0:
+            try:  # the backend's worker limit, before the folder is taken (message names --jobs)
+                check_workers(jobs, backend, address)
+            except InputError as e:
+                raise InputError("jobs", jobs, e.expected) from None
         if address is not None and backend != "dask":
             raise InputError("address", address, "only the dask backend takes a scheduler address")
         name, mu = load_instance(instance)
