@@ -41,3 +41,16 @@ def test_the_adversary_gets_the_appendix_f_condition_quoted_with_its_citation():
 
 def test_the_scripted_adversary_scores_ses_as_before_with_refugee_as_low():
     assert [ses_points(s) for s in ("refugee", "low", "middle", "high", "unknown")] == [0.0, 0.0, 0.5, 1.0, 0.0]
+
+
+def test_on_another_domain_the_adversary_is_not_told_it_is_in_a_hospital():
+    # a domain with rules of its own (a plug-in's AgentProfile agents): the same biased-by-design condition,
+    # marked, without Appendix F's triage setting; triage's own rules keep the paper's words
+    from fairarena.arena.research_adversarial import DOMAIN_ADVERSARIAL_PROMPT
+
+    rules = "Allocate whole school seats; answer with one JSON object."
+    prompt = parse_agent("adversarial").system_prompt(rag_available=False, rules=rules)
+    assert prompt == DOMAIN_ADVERSARIAL_PROMPT + " " + rules
+    assert "hospital" not in prompt and "triage" not in prompt and "patients" not in prompt
+    assert ADVERSARIAL_MARKER in prompt and "biased" in prompt
+    assert parse_agent("adversarial").system_prompt(rag_available=False).startswith(ADVERSARIAL_PROMPT)

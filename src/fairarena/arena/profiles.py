@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from fairarena.arena.research_adversarial import ADVERSARIAL_PROMPT
+from fairarena.arena.research_adversarial import ADVERSARIAL_PROMPT, DOMAIN_ADVERSARIAL_PROMPT
 from fairarena.errors import InputError
 from fairarena.allocation.frameworks import FRAMEWORKS
 from fairarena.rag.corpus import framework_title
@@ -104,7 +104,8 @@ class AgentProfile:
         if self.kind == "baseline":
             return f"You are {who}. " + rules
         if self.kind == "adversarial":
-            return ADVERSARIAL_PROMPT + " " + rules
+            # the paper's Appendix F instruction names triage; another domain's rules get the neutral form
+            return (ADVERSARIAL_PROMPT if rules == COMMON_RULES else DOMAIN_ADVERSARIAL_PROMPT) + " " + rules
         # adversarial-rag: neutral prompt, biased retrieval
         return f"You are {who}. Follow the policy in the quoted reference material. " + rules
 
