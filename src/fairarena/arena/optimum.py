@@ -76,9 +76,11 @@ class OptimumNegotiator:
         return {"accept": bool(accept), **reply} if s.phase == "decide" else reply
 
 
-def optimum_agents(domain: Any, instance: Any, participants: Sequence[Participant] | None = None) -> list[Any]:
+def optimum_agents(domain: Any, instance: Any, participants: Sequence[Participant] | None = None, *,
+                   negotiator: type = None, model_name: str = "optimum") -> list[Any]:  # type: ignore[assignment]
     """One :class:`OptimumNegotiator` arena agent per participant (default ``domain.participants(instance)``),
-    named after it, in order."""
+    named after it, in order. ``negotiator`` is a subclass of :class:`OptimumNegotiator` (another drafter, say)
+    and ``model_name`` the scripted model's name (the agent's model is ``scripted:<model_name>``)."""
     from fairarena.arena.protocol import Agent
     from fairarena.llm.scripted import ScriptedChatModel
     from fairarena.llm.wrappers import UsageMeter
@@ -86,11 +88,12 @@ def optimum_agents(domain: Any, instance: Any, participants: Sequence[Participan
     ps = list(domain.participants(instance) if participants is None else participants)
     problem = domain.problem(instance)
     agents = []
+    cls = OptimumNegotiator if negotiator is None else negotiator
     for p in ps:
-        neg = OptimumNegotiator(domain, instance, p, ps, problem, domain.optimum(instance, p))
+        neg = cls(domain, instance, p, ps, problem, domain.optimum(instance, p))
         prof = ParticipantProfile(kind="participant", participant=p.name, statement=p.description,
                                   objective=objective_text(p), setting=getattr(domain, "setting", "an allocation"),
                                   prefix=PREFIX)
-        agents.append(Agent(p.name, prof, UsageMeter(ScriptedChatModel(neg, name="optimum")), "scripted:optimum",
-                            negotiator=neg))   # type: ignore[arg-type]
+        agents.append(Agent(p.name, prof, UsageMeter(ScriptedChatModel(neg, name=model_name)),
+                            f"scripted:{model_name}", negotiator=neg))   # type: ignore[arg-type]
     return agents

@@ -90,24 +90,11 @@ class LeximinDrafter(OptimumNegotiator):
 
 def scripted_group_agents(domain: Any, inst: Any, participants: Any = None) -> list[Any]:
     """One scripted agent per group (default ``domain.participants(inst)``), in order: each proposes its group's
-    optimum and drafts the leximin-best final (module doc). Built as
-    :func:`fairarena.arena.optimum.optimum_agents` builds its agents, with :class:`LeximinDrafter`."""
-    from fairarena.arena.optimum import PREFIX
-    from fairarena.arena.profiles import ParticipantProfile, objective_text
-    from fairarena.arena.protocol import Agent
-    from fairarena.llm.scripted import ScriptedChatModel
-    from fairarena.llm.wrappers import UsageMeter
+    optimum and drafts the leximin-best final (module doc): the arena's optimum agents
+    (:func:`fairarena.arena.optimum.optimum_agents`) with :class:`LeximinDrafter` as their negotiator."""
+    from fairarena.arena.optimum import optimum_agents
 
-    ps = list(domain.participants(inst) if participants is None else participants)
-    problem = domain.problem(inst)
-    agents = []
-    for p in ps:
-        neg = LeximinDrafter(domain, inst, p, ps, problem, domain.optimum(inst, p))
-        prof = ParticipantProfile(kind="participant", participant=p.name, statement=p.description,
-                                  objective=objective_text(p), setting=domain.setting, prefix=PREFIX)
-        agents.append(Agent(p.name, prof, UsageMeter(ScriptedChatModel(neg, name="optimum-leximin")),
-                            "scripted:optimum-leximin", negotiator=neg))   # type: ignore[arg-type]
-    return agents
+    return optimum_agents(domain, inst, participants, negotiator=LeximinDrafter, model_name="optimum-leximin")
 
 
 def check_model(spec: str, field: str = "--model") -> str:
