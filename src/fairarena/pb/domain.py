@@ -492,6 +492,11 @@ class PBDomain:
                 "model_a": "scripted", "model_b": "scripted", "seeds": [0], "mechanisms": []}
 
     # -- council studies: the protocol's study_* members, answered by fairarena.pb.study ------------------
+    def pool_election(self, seed: int) -> Any:
+        """The pool's election behind ``study_instance(seed)`` (:func:`pool_election`), for the study rows of
+        :mod:`fairarena.pb.study`, which reach it through the domain they are given."""
+        return pool_election(seed)
+
     def study_rules(self, design: Any) -> list[str]:
         from fairarena.pb.study import study_rules
         return study_rules(design)

@@ -87,7 +87,6 @@ def pb_rows(task: dict[str, Any], rules: list[str]) -> dict[str, dict[str, Any]]
     from fairarena.aggregation.stakeholders import utility_summary
     from fairarena.domains.protocol import violations_of
     from fairarena.pb import rules as pbr
-    from fairarena.pb.domain import pool_election
     from fairarena.pb.fair import feasible_set_rule
     from fairarena.study.council import _participant_setup
 
@@ -95,7 +94,7 @@ def pb_rows(task: dict[str, Any], rules: list[str]) -> dict[str, dict[str, Any]]
     if not own:
         return {}
     dom, inst, members, prof = _participant_setup(task)
-    e = pool_election(int(task["cohort_seed"]))
+    e = dom.pool_election(int(task["cohort_seed"]))
     if e.title != inst.title:                   # the task's election and the pool's file must be the same one
         raise InputError("task.cohort_seed", task["cohort_seed"], f"the election {inst.title!r} in the pb pool")
     out = {}
