@@ -89,7 +89,11 @@ def test_unknown_and_duplicate_names():
 def test_metadata_of_the_builtins():
     assert NOTIONS.names() == ("pf", "ef", "uf", "nsw", "ggi", "maximin")
     for e in NOTIONS.entries():
-        assert e.title and e.citation and e.description and e.direction == "higher"
+        assert e.title and e.citation and e.description and e.direction == "max"
+    for word in ("min", "higher"):   # max/min is the one vocabulary; only higher-is-better notions register
+        with pytest.raises(ValueError, match="direction must be 'max'"):
+            register("upside_down", "t", "s", "x", value=_toy_value, score=ratio_score, direction=word)
+    assert "upside_down" not in NOTIONS
     assert get_notion("pf").score_is_value and not get_notion("ef").score_is_value
 
 

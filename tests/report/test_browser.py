@@ -23,7 +23,7 @@ from fairarena.report.tables import Cell, Row
 from fairarena.stats import DebateRecord, compare_table
 
 OUT = Path(__file__).resolve().parents[2] / "out"
-METRICS = {"esg": "higher", "rmg": "higher", "gini": "lower"}
+METRICS = {"esg": "max", "rmg": "max", "gini": "min"}
 FRAMEWORKS = ("utilitarian", "rawlsian", "egalitarian")
 OPPONENTS = ("baseline", "adversarial")
 

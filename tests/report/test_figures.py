@@ -13,7 +13,7 @@ def test_means_figure_accepts_a_constant_sample_whose_interval_is_off_by_roundin
     m = 0.1 + 0.2  # 0.30000000000000004
     res = SimpleNamespace(mean_a=m, ci_a=(0.3 + 1e-16, 0.3), mean_b=float("nan"), ci_b=(float("nan"),) * 2,
                           winner="tie")
-    st = SimpleNamespace(opponents=["baseline"], frameworks=["utilitarian"], directions={"gini": "lower"},
+    st = SimpleNamespace(opponents=["baseline"], frameworks=["utilitarian"], directions={"gini": "min"},
                          cell=lambda opp, fw, metric: SimpleNamespace(result=res))
     fig = means_figure(st, "gini")
     assert fig.axes and fig.axes[0].get_title() == "A vs baseline"
@@ -30,7 +30,7 @@ def _obvious_counts(points, side, direction):
     for pairs in cells.values():
         x = sum(v for v, _ in pairs) / len(pairs)
         y = sum(j for _, j in pairs) / len(pairs)
-        d = (y - x) if direction == "higher" else (x - y)
+        d = (y - x) if direction == "max" else (x - y)
         if abs(d) <= 1e-9 * max(1.0, abs(x)):
             e += 1
         elif d > 0:
@@ -56,16 +56,16 @@ def test_joint_vs_sides_counts_points_per_cohort_as_the_obvious_code():
                                "joint": joint})
     points.append({"cohort": 9, "opponent": "baseline", "a": float("nan"), "b": 1.0, "joint": 2.0})
     other = [{**p, "joint": p["a"]} for p in points]                   # a second metric: joint = A everywhere
-    fig = joint_vs_sides_figure({"esg": points, "gini": other}, directions={"esg": "higher", "gini": "lower"})
+    fig = joint_vs_sides_figure({"esg": points, "gini": other}, directions={"esg": "max", "gini": "min"})
     assert len(fig.axes) == 4
     for ax, (metric, pts, direction, side, who) in zip(fig.axes, [
-            ("esg", points, "higher", "a", "A"), ("esg", points, "higher", "b", "opponent"),
-            ("gini", other, "lower", "a", "A"), ("gini", other, "lower", "b", "opponent")]):
+            ("esg", points, "max", "a", "A"), ("esg", points, "max", "b", "opponent"),
+            ("gini", other, "min", "a", "A"), ("gini", other, "min", "b", "opponent")]):
         n, b, e, w = _obvious_counts(pts, side, direction)
         assert ax.get_title() == f"{metric}, joint vs {who}: of {n} points, joint better {b}, equal {e}, worse {w}"
         assert sum(len(c.get_offsets()) for c in ax.collections) == n
     assert fig.axes[2].get_title().endswith("of 14 points, joint better 0, equal 14, worse 0")   # joint = A
-    for direction in ("higher", "lower"):
+    for direction in ("max", "min"):
         ax = joint_vs_sides_figure({"esg": points}, directions={"esg": direction}).axes[0]
         n, b, e, w = _obvious_counts(points, "a", direction)
         assert ax.get_title() == f"esg, joint vs A: of {n} points, joint better {b}, equal {e}, worse {w}"

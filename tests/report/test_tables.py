@@ -15,7 +15,7 @@ from fairarena.report import (Cell, Row, Table, format_p, format_p_paper, render
                               to_html, to_latex, to_markdown, write_tables)
 from fairarena.stats import DebateRecord, compare_table
 
-METRICS = {"esg": "higher", "gini": "lower"}
+METRICS = {"esg": "max", "gini": "min"}
 
 
 def small_table():
@@ -149,7 +149,7 @@ PAPER_T2 = {
                     "rmg": (0.673, 0.573, 0.615, 0.283), "var": (0.0224, 0.0346, 0.0302, 0.0656),
                     "dw_esg": (0.638, 0.599, 0.608, 0.479), "vwci": (0.946, 0.754, 0.851, 0.334)},
 }
-PAPER_DIRS = {"esg": "higher", "gini": "lower", "rmg": "higher", "var": "lower", "dw_esg": "higher", "vwci": "higher"}
+PAPER_DIRS = {"esg": "max", "gini": "min", "rmg": "max", "var": "min", "dw_esg": "max", "vwci": "max"}
 
 
 def paper_stats(n=6):

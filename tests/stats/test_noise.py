@@ -18,8 +18,8 @@ from fairarena.stats.noise import (against_control, label_permutation_test, nois
 from fairarena.stats.samples import samples_frame
 from fairarena.stats.transcripts import copy_rates, copy_summary
 
-DIRECTIONS = {"esg": "higher", "rmg": "higher", "var": "lower", "dw_esg": "higher", "vwci": "higher",
-              "gini": "lower"}
+DIRECTIONS = {"esg": "max", "rmg": "max", "var": "min", "dw_esg": "max", "vwci": "max",
+              "gini": "min"}
 
 
 # ------------------------------------------------------------------------------------------ the tests
@@ -208,9 +208,9 @@ def _effect_trace(cohort, framework, opponent, joint_gain):
 def test_a_real_effect_beats_its_null():
     traces = [_effect_trace(c, "rawlsian", "baseline", 0.1 if c % 5 else 0.0) for c in range(16)]
     control = [_effect_trace(c, None, "baseline", 0.1 if c == 3 else 0.0) for c in range(16)]
-    rep = noise_report(traces, control, {"esg": "higher"})
+    rep = noise_report(traces, control, {"esg": "max"})
     fig = {(f["figure"], f["metric"], f["opponent"]): f for f in rep["figures"]}
     jf = fig[("joint beats both finals", "esg", "all")]
     assert jf["value"] == pytest.approx(12 / 16) and jf["null_value"] == pytest.approx(1 / 16)
     assert jf["beats_null"] is True and jf["p_adjusted"] >= jf["p"]
-    assert per_debate_figures(traces[:1], {"esg": "higher"})[0]["joint_final"] == {"esg": 0.0}
+    assert per_debate_figures(traces[:1], {"esg": "max"})[0]["joint_final"] == {"esg": 0.0}

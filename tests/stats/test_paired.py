@@ -10,8 +10,8 @@ import pytest
 from scipy import stats as sps
 
 from fairarena.errors import InputError
-from fairarena.stats import (bootstrap_mean_ci, bootstrap_means_ci, cohens_d_pooled, cohens_dz, holm,
-                             paired_comparison, round_differences)
+from fairarena.stats import (better_word, bootstrap_mean_ci, bootstrap_means_ci, canonical_direction,
+                             cohens_d_pooled, cohens_dz, holm, paired_comparison, round_differences)
 
 # ------------------------------------------------------------------ slow references
 
@@ -297,11 +297,25 @@ def test_adding_a_constant_to_both_sides_changes_nothing(test):
 
 def test_direction_decides_the_winner():
     a, b = normal_pair(0, shift=3.0)
-    assert paired_comparison(a, b, direction="higher").winner == "A"
-    assert paired_comparison(a, b, direction="lower").winner == "B"
+    assert paired_comparison(a, b, direction="max").winner == "A"
     assert paired_comparison(a, b, direction="min").winner == "B"
-    same = paired_comparison(a, a + 1e-3 * np.sin(np.arange(a.size)), direction="higher")
+    assert paired_comparison(a, b).direction == "max"     # the default, stored as given
+    same = paired_comparison(a, a + 1e-3 * np.sin(np.arange(a.size)), direction="max")
     assert same.winner == "tie" and not same.significant
+
+
+def test_one_direction_vocabulary_and_the_legacy_words_only_on_read():
+    # max/min is the one vocabulary: higher/lower (what statistics files held before) is refused where a
+    # direction is given, and mapped only by canonical_direction, the read path of a stored file
+    a, b = normal_pair(0, shift=3.0)
+    for word in ("higher", "lower", "MAX", None):
+        with pytest.raises(InputError) as e:
+            paired_comparison(a, b, direction=word)
+        assert e.value.field == "direction"
+    assert [canonical_direction(d) for d in ("max", "min", "higher", "lower")] == ["max", "min", "max", "min"]
+    with pytest.raises(InputError):
+        canonical_direction("up")
+    assert (better_word("max"), better_word("min")) == ("higher", "lower")
 
 
 def test_infeasible_and_missing_pairs_are_excluded_and_counted():

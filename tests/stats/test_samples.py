@@ -145,13 +145,13 @@ def _frame(samples: int = 3, k: int = 10, effect: float = 0.2, seed: int = 0) ->
 
 def test_samples_table_reports_the_three_views():
     df = _frame()
-    (row,) = samples_table(df, {"rmg": "higher"}, n_resamples=300)
+    (row,) = samples_table(df, {"rmg": "max"}, n_resamples=300)
     ok = df[df["opp_feasible"]]
     assert (row["n_cohorts"], row["n_debates"], row["samples"], row["n_excluded"]) == (10, 29, 3, 1)
     d = (ok["a_rmg"] - ok["opp_rmg"]).to_numpy()
     assert row["mean_diff"] == pytest.approx(d.mean())
     means = ok.groupby("cohort")[["a_rmg", "opp_rmg"]].mean()
-    ref = paired_comparison(means["a_rmg"], means["opp_rmg"], direction="higher", n_resamples=300)
+    ref = paired_comparison(means["a_rmg"], means["opp_rmg"], direction="max", n_resamples=300)
     assert row["cohort_test"]["p"] == ref.p and row["cohort_test"]["n"] == 10
     assert row["mixed"]["estimate"] == pytest.approx(d.mean(), abs=0.02)
     assert row["winner"] == "A" and row["cluster_ci"][0] > 0
@@ -159,15 +159,15 @@ def test_samples_table_reports_the_three_views():
 
 
 def test_samples_table_with_no_effect_is_a_tie():
-    (row,) = samples_table(_frame(effect=0.0, seed=4), {"rmg": "higher"}, n_resamples=300)
+    (row,) = samples_table(_frame(effect=0.0, seed=4), {"rmg": "max"}, n_resamples=300)
     assert row["winner"] == "tie" and row["cluster_ci"][0] < 0 < row["cluster_ci"][1]
 
 
 def test_samples_table_bad_input():
     df = _frame()
     with pytest.raises(InputError, match="columns"):
-        samples_table(df.drop(columns=["sample"]), {"rmg": "higher"})
+        samples_table(df.drop(columns=["sample"]), {"rmg": "max"})
     with pytest.raises(InputError, match="sample"):
-        samples_table(pd.concat([df, df.iloc[:1]]), {"rmg": "higher"})
+        samples_table(pd.concat([df, df.iloc[:1]]), {"rmg": "max"})
     with pytest.raises(InputError, match="direction"):
         samples_table(df, {"rmg": "sideways"})

@@ -10,7 +10,7 @@ import pytest
 from fairarena.errors import InputError
 from fairarena.stats import DebateRecord, compare_frame, compare_table, holm, paired_comparison
 
-METRICS = {"esg": "higher", "var": "lower", "gini": "lower"}
+METRICS = {"esg": "max", "var": "min", "gini": "min"}
 FRAMEWORKS = ["utilitarian", "rawlsian", "egalitarian"]
 OPPONENTS = ["baseline", "adversarial"]
 
@@ -110,7 +110,7 @@ def test_duplicate_cohort_and_missing_metric_are_input_errors():
     with pytest.raises(InputError, match="appears twice"):
         compare_table(recs + [recs[0]], METRICS)
     with pytest.raises(InputError, match="gini"):
-        compare_table([DebateRecord(0, "u", "b", {"esg": 1.0}, {"esg": 1.0})], {"gini": "lower"})
+        compare_table([DebateRecord(0, "u", "b", {"esg": 1.0}, {"esg": 1.0})], {"gini": "min"})
     with pytest.raises(InputError) as e:
         compare_table(recs, METRICS, correction="bonferroni")
     assert e.value.field == "correction"
@@ -139,6 +139,22 @@ def test_json_round_trip():
     back = type(st).from_dict(json.loads(text))
     assert json.dumps(back.to_dict()) == text
     assert back.cell("baseline", "rawlsian", "var").result == st.cell("baseline", "rawlsian", "var").result
+    assert set(st.directions.values()) | {c["direction"] for c in st.to_dict()["cells"]} == {"max", "min"}
+
+
+def test_a_stored_file_with_the_legacy_direction_words_reads_as_max_min():
+    import json
+
+    st = compare_table(make_records(n_cohorts=6), METRICS, correction="holm")
+    old = st.to_dict()   # as written before the one vocabulary: higher / lower
+    legacy = {"max": "higher", "min": "lower"}
+    old["directions"] = {m: legacy[d] for m, d in old["directions"].items()}
+    for c in old["cells"]:
+        c["direction"] = legacy[c["direction"]]
+    back = type(st).from_dict(json.loads(json.dumps(old)))
+    assert json.dumps(back.to_dict()) == json.dumps(st.to_dict())
+    with pytest.raises(InputError):   # a direction is given as max/min: the old words are refused
+        compare_table(make_records(n_cohorts=6), {"esg": "higher"})
 
 
 def test_records_without_metrics_count_as_excluded_or_missing():

@@ -15,7 +15,7 @@ from fairarena.stats.emergence import (age_band, feasibility, framework_bias, jo
                                        patching, worst_served)
 
 CLI = [sys.executable, "-m", "fairarena.cli", "study"]
-DIRS = {"esg": "higher", "gini": "lower"}
+DIRS = {"esg": "max", "gini": "min"}
 PATIENTS = [{"id": "P1", "age": 10, "gender": "female", "race": "X", "ses": "low", "citizenship": "citizen"},
             {"id": "P2", "age": 70, "gender": "male", "race": "Y", "ses": "high", "citizenship": "refugee"},
             {"id": "P3", "age": 30, "gender": "female", "race": "Y", "ses": "low", "citizenship": "citizen"}]

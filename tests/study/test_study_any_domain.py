@@ -163,7 +163,8 @@ def test_the_metric_key_list_is_the_domains():
 
     assert SCALAR_METRICS == scalar_metrics() == ("esg", "rmg", "var", "dw_esg", "vwci", "gini", "gini_cnss")
     specs = metric_specs(DOMAINS.get("triage"))
-    assert allocation_directions() == {k: "higher" if m.direction == "max" else "lower" for k, m in specs.items()}
+    assert allocation_directions() == {k: m.direction for k, m in specs.items()}
+    assert set(allocation_directions().values()) == {"max", "min"}
 
 
 def test_each_kind_has_its_own_design():

@@ -47,7 +47,7 @@ def studies(tmp_path_factory):
 
 
 def _directions(dom):
-    return {k: "higher" if m.direction == "max" else "lower" for k, m in metric_specs(dom).items()}
+    return {k: m.direction for k, m in metric_specs(dom).items()}
 
 
 def _num(d, k):

@@ -88,7 +88,7 @@ def test_statistics_pair_the_debate_with_each_rule(tourism_run):
         assert an.stats.cell("debate", rule, "exposure_gini").result.mean_diff == pytest.approx(sum(diffs) / 3, abs=1e-12)
         assert by[rule]["u:residents"] == pytest.approx(sum(rw[rule]["utilities"]["residents"] for rw in rows) / 3,
                                                         abs=1e-12)
-    assert an.directions["exposure_gini"] == "lower" and an.directions["satisfaction"] == "higher"
+    assert an.directions["exposure_gini"] == "min" and an.directions["satisfaction"] == "max"
 
 
 def test_cli_stats_tables_and_report(tourism_run, tmp_path):

@@ -26,7 +26,7 @@ def notion_rows() -> list[dict[str, str]]:
         from fairarena.bandit.vocabulary import BUILTIN_NOTIONS
 
         return [{"name": name, "title": d["title"], "summary": d["summary"], "source": d["source"],
-                 "direction": "higher"} for name, d in BUILTIN_NOTIONS.items()]
+                 "direction": "max"} for name, d in BUILTIN_NOTIONS.items()]
     from fairarena.bandit.notions import NOTIONS
 
     return [{"name": e.name, "title": e.title, "summary": e.description, "source": e.citation,

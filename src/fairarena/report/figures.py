@@ -21,7 +21,7 @@ from matplotlib import rc_context
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
-from fairarena.stats import StudyStats
+from fairarena.stats import StudyStats, better_word, direction_sign
 
 _ID_RE = re.compile(r'\bid="([^"]+)"')
 
@@ -104,7 +104,7 @@ def means_figure(st: StudyStats, metric: str, *, title: str | None = None,
                       fontsize=8)
         ax.set_title(f"A vs {opp}", fontsize=9)
         ax.grid(axis="y", alpha=0.3)
-    axes[0].set_ylabel(f"{metric} ({st.directions.get(metric, 'higher')} is better)", fontsize=8)
+    axes[0].set_ylabel(f"{metric} ({better_word(st.directions.get(metric, 'max'))} is better)", fontsize=8)
     handles = [Patch(facecolor="#1f77b4", label="A"), Patch(facecolor="#ff7f0e", label="opponent"),
                Patch(facecolor="white", edgecolor="black", linewidth=1.5, label="significant winner")]
     fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=7, frameon=False)
@@ -128,13 +128,13 @@ def joint_vs_sides_figure(points: Mapping[str, Sequence[Mapping[str, object]]], 
     against the opponent's final (right), one point per cohort and opponent (the mean of its debates;
     missing or non-finite values skipped), the diagonal y = x, and in each panel's title how many points
     the joint is better, equal (within 1e-9, relative) and worse (better: above the diagonal when the
-    metric's direction is "higher")."""
+    metric's direction is ``max``)."""
     metrics = list(points)
     fig = Figure(figsize=(9.0, 2.9 * len(metrics) + 0.4), layout="constrained")
     axes = fig.subplots(len(metrics), 2, squeeze=False)
     for row, metric in enumerate(metrics):
         pts = points[metric]
-        direction = (directions or {}).get(metric, "higher")
+        direction = (directions or {}).get(metric, "max")
         opps = list(opponents) or list(dict.fromkeys(str(p["opponent"]) for p in pts))
         acc: dict[tuple[object, str], list[list[float]]] = {}
         for p in pts:
@@ -154,7 +154,7 @@ def joint_vs_sides_figure(points: Mapping[str, Sequence[Mapping[str, object]]], 
                            label=f"A vs {opp}", edgecolors="none")
                 xs_all += xs
                 ys_all += ys
-            sign = 1.0 if direction == "higher" else -1.0
+            sign = float(direction_sign(direction))
             tol = [1e-9 * max(1.0, abs(x)) for x in xs_all]
             better = sum(sign * (y - x) > t for x, y, t in zip(xs_all, ys_all, tol))
             worse = sum(sign * (x - y) > t for x, y, t in zip(xs_all, ys_all, tol))
@@ -163,7 +163,7 @@ def joint_vs_sides_figure(points: Mapping[str, Sequence[Mapping[str, object]]], 
                 pad = (hi - lo) * 0.05 or 0.01
                 ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], color="black", lw=0.8, ls=":")
             ax.set_xlabel(f"{who}'s final {metric}", fontsize=8)
-            ax.set_ylabel(f"joint {metric} ({direction} is better)", fontsize=8)
+            ax.set_ylabel(f"joint {metric} ({better_word(direction)} is better)", fontsize=8)
             ax.set_title(f"{metric}, joint vs {who}: of {len(xs_all)} points, joint better {better}, equal "
                          f"{len(xs_all) - better - worse}, worse {worse}", fontsize=8)
             ax.tick_params(labelsize=7)
@@ -189,7 +189,7 @@ def slopegraph_figure(lines: Mapping[str, Sequence[Mapping[str, object]]], *,
     fig = Figure(figsize=(2.6 * 2 * len(opponents) + 1.0, 2.8 * len(metrics) + 0.5), layout="constrained")
     axes = fig.subplots(len(metrics), 2 * len(opponents), squeeze=False)
     for row, metric in enumerate(metrics):
-        direction = (directions or {}).get(metric, "higher")
+        direction = (directions or {}).get(metric, "max")
         for j, opp in enumerate(opponents):
             for k, side in enumerate(("A", "opponent")):
                 ax = axes[row][2 * j + k]
@@ -211,7 +211,7 @@ def slopegraph_figure(lines: Mapping[str, Sequence[Mapping[str, object]]], *,
                 ax.tick_params(labelsize=7)
                 ax.grid(axis="y", alpha=0.3)
                 ax.set_title(f"{metric}, A vs {opp}: {'A' if side == 'A' else opp}", fontsize=8)
-        axes[row][0].set_ylabel(f"{metric} ({direction} is better)", fontsize=8)
+        axes[row][0].set_ylabel(f"{metric} ({better_word(direction)} is better)", fontsize=8)
     handles, labels = axes[0][0].get_legend_handles_labels()
     if handles:
         fig.legend(handles, labels, loc="outside upper center", ncols=min(len(labels), 6), fontsize=7, frameon=False)

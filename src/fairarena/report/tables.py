@@ -41,7 +41,7 @@ from typing import Any
 
 from fairarena.errors import InputError
 from fairarena.registry import Registry
-from fairarena.stats import StudyStats
+from fairarena.stats import StudyStats, better_word
 
 MARK_LEVELS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
 TEST_LETTERS = {"ttest": "t", "wilcoxon": "W", "none": "-"}
@@ -281,7 +281,7 @@ def table2(st: StudyStats, *, layout: str = "paper", digits: int | Mapping[str, 
     mt = _titles(metric_titles, PAPER_METRIC_TITLES)
     ft = _titles(framework_titles, PAPER_FRAMEWORK_TITLES)
     ot = _titles(opponent_titles, PAPER_OPPONENT_LETTERS)
-    arrows = ", ".join(f"{_title(mt, m)} {'higher' if d == 'higher' else 'lower'} is better"
+    arrows = ", ".join(f"{_title(mt, m)} {better_word(d)} is better"
                        for m, d in st.directions.items() if m in st.metrics)
     notes = [_significance_note(st), f"Directions: {arrows}.",
              "Means over cohorts whose two allocations are feasible; hover a cell for its 95% bootstrap interval."]

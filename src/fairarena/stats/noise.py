@@ -169,7 +169,7 @@ class NullResult:
     n_cohorts: int
     p: float
     p_adjusted: float | None
-    claim: str                   # the sign the figure claims: higher | lower | any
+    claim: str                   # the sign the figure claims: max (above its null) | min (below) | any
     beats_null: bool | None      # None: untested (no null available)
     detail: str = ""
 
@@ -188,7 +188,7 @@ def _decide(p: float, effect: float, claim: str, alpha: float) -> bool:
 
 
 def against_control(treated: Mapping[Hashable, Sequence[float]], control: Mapping[Hashable, Sequence[float]] | None,
-                    *, figure: str, metric: str, opponent: str, claim: str = "higher", alpha: float = ALPHA,
+                    *, figure: str, metric: str, opponent: str, claim: str = "max", alpha: float = ALPHA,
                     n_permutations: int = DEFAULT_PERMUTATIONS, seed: int = DEFAULT_SEED,
                     level: float = DEFAULT_LEVEL, null: str = "baseline control", detail: str = "") -> NullResult:
     """A per-debate figure (``treated[cohort]`` = its values in that cohort's debates) against the same

@@ -27,7 +27,7 @@ are fixed here and documented in ``docs/study.md`` (each has an option):
   beside it. Both are signed A minus B in metric units (not by the metric's direction); 0/0 is 0;
 * winner: "tie" unless the deciding p (Holm-adjusted when a correction was applied, else raw) is below
   alpha; then the side whose mean is better in the metric's direction (``max`` or ``min``, the domains'
-  vocabulary; ``higher`` and ``lower`` are accepted as the same).
+  vocabulary and the only one the package writes; prose renders it with :func:`better_word`).
 """
 
 from __future__ import annotations
@@ -48,20 +48,34 @@ ALPHA = 0.05
 ROUND_DECIMALS = 12
 ZERO_METHODS = ("wilcox", "pratt", "zsplit")
 
-_DIRECTIONS = {"higher": 1, "max": 1, "lower": -1, "min": -1}
+_DIRECTIONS = {"max": 1, "min": -1}
+#: the words files written before the one vocabulary hold for ``max`` / ``min`` (read by
+#: :func:`canonical_direction` only)
+_LEGACY_DIRECTIONS = {"higher": "max", "lower": "min"}
 
 
 def direction_sign(direction: str) -> int:
-    """+1 for ``max`` (higher is better; ``higher`` accepted), -1 for ``min`` (lower is better; ``lower``)."""
+    """+1 for ``max`` (higher is better), -1 for ``min`` (lower is better); anything else is an InputError."""
     try:
         return _DIRECTIONS[direction]
     except (KeyError, TypeError):
-        raise InputError("direction", direction, "one of max, min (or higher, lower)") from None
+        raise InputError("direction", direction, "one of max, min") from None
 
 
-def _canonical_direction(direction: str) -> str:
-    """The stored form of a direction: ``higher`` / ``lower`` (what stats files and their readers hold since
-    the first study; a direction is read with :func:`direction_sign`, so either vocabulary is accepted)."""
+def canonical_direction(direction: str) -> str:
+    """``max`` or ``min`` for a direction read from a stored file.
+
+    The legacy read path: statistics files (and the ``claim`` of their noise figures) written before the
+    package had one direction vocabulary hold ``higher`` / ``lower``; this is the one place that maps them
+    to ``max`` / ``min``. Nothing else accepts them: code that produces or compares a direction uses
+    ``max`` / ``min`` (:func:`direction_sign`)."""
+    d = _LEGACY_DIRECTIONS.get(direction, direction) if isinstance(direction, str) else direction
+    direction_sign(d)
+    return d
+
+
+def better_word(direction: str) -> str:
+    """The direction in prose: ``"higher"`` for ``max``, ``"lower"`` for ``min`` (as in "higher is better")."""
     return "higher" if direction_sign(direction) > 0 else "lower"
 
 
@@ -159,7 +173,7 @@ class PairedResult:
     normality_p: float | None   # Shapiro-Wilk p of the differences (None when not run)
     cohens_d: float             # pooled-SD Cohen's d, A minus B
     d_z: float                  # mean(d) / sd(d)
-    direction: str              # higher | lower: the stored form of max | min (which is better)
+    direction: str              # max | min: which is better
     alpha: float
     significant: bool
     winner: str                 # A | B | tie
@@ -221,7 +235,7 @@ def compare_pairs(a: np.ndarray, b: np.ndarray, n_excluded: int, n_missing: int,
     """The comparison of already-selected pairs, without intervals (``ci_*`` NaN; filled by callers)."""
     n = a.size
     d = round_differences(a, b)
-    direction = _canonical_direction(direction)
+    direction_sign(direction)
     nan2 = (math.nan, math.nan)
     if n == 0:
         return PairedResult(0, n_excluded, n_missing, math.nan, math.nan, nan2, nan2, math.nan, math.nan, 0,

@@ -25,8 +25,8 @@ from fairarena.errors import InputError
 from fairarena.stats.bootstrap import (CI_METHODS, DEFAULT_LEVEL, DEFAULT_RESAMPLES, DEFAULT_SEED, GENERATOR,
                                        bootstrap_means_ci)
 from fairarena.stats.multiple import CORRECTIONS
-from fairarena.stats.paired import (ALPHA, PairedResult, compare_pairs, check_options, direction_sign,
-                                    select_pairs)
+from fairarena.stats.paired import (ALPHA, PairedResult, canonical_direction, compare_pairs, check_options,
+                                    direction_sign, select_pairs)
 
 FAMILIES = ("all", "opponent")
 
@@ -94,18 +94,22 @@ class StudyStats:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> StudyStats:
-        """Inverse of :meth:`to_dict` (e.g. statistics stored as JSON, tables rendered later)."""
+        """Inverse of :meth:`to_dict` (e.g. statistics stored as JSON, tables rendered later). A file written
+        before the one direction vocabulary (``higher`` / ``lower``) is read as ``max`` / ``min``
+        (:func:`fairarena.stats.paired.canonical_direction`, the legacy read path)."""
         res_fields = set(PairedResult.__dataclass_fields__)
         cells = []
         for c in data["cells"]:
             r = {k: v for k, v in c.items() if k in res_fields}
             r["ci_a"], r["ci_b"] = tuple(r["ci_a"]), tuple(r["ci_b"])
+            r["direction"] = canonical_direction(r["direction"])
             cells.append(CellResult(c["opponent"], c["framework"], c["metric"], PairedResult(**r),
                                     joint_n=c.get("joint_n", 0), joint_mean=c.get("joint_mean", math.nan),
                                     joint_ci=tuple(c.get("joint_ci", (math.nan, math.nan))),
                                     joint_n_missing=c.get("joint_n_missing", 0)))
         return cls(tuple(cells), tuple(data["opponents"]), tuple(data["frameworks"]), tuple(data["metrics"]),
-                   dict(data["directions"]), dict(data.get("settings", {})))
+                   {m: canonical_direction(d) for m, d in data["directions"].items()},
+                   dict(data.get("settings", {})))
 
     def to_frame(self) -> Any:
         """The cells as a pandas DataFrame (pandas imported only here)."""
@@ -145,8 +149,7 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
                   frameworks: Sequence[str] | None = None, observed_only: bool = False) -> StudyStats:
     """Every opponent x framework x metric cell of a study.
 
-    ``metrics`` maps each metric name to its direction (``max`` or ``min``; ``higher`` / ``lower`` accepted,
-    and kept as the stored form in ``directions``). ``correction``
+    ``metrics`` maps each metric name to its direction (``max`` or ``min``). ``correction``
     ("none" or "holm") is applied over ``family``: ``"all"`` cells at once, or each ``"opponent"``
     (pairing) separately; raw and adjusted p are both kept. Opponents and frameworks appear in the
     order given, else in order of first appearance. A second debate for the same (cohort, framework,
@@ -162,7 +165,9 @@ def compare_table(records: Iterable[DebateRecord | Mapping[str, Any]], metrics: 
         raise InputError("family", family, "one of " + ", ".join(FAMILIES))
     if not metrics:
         raise InputError("metrics", metrics, "at least one metric name -> direction")
-    directions = {m: ("higher" if direction_sign(d) > 0 else "lower") for m, d in metrics.items()}
+    for d in metrics.values():
+        direction_sign(d)
+    directions = dict(metrics)
 
     groups: dict[tuple[str, str], dict[Hashable, DebateRecord]] = {}
     opp_order: list[str] = []

@@ -20,13 +20,13 @@ from typing import Any
 from fairarena.study.council import DEBATE, rule_rows
 from fairarena.study.mechanisms import spent
 
-SUMMARY_METRICS = {"min_utility": "higher", "gini_utilities": "lower"}
+SUMMARY_METRICS = {"min_utility": "max", "gini_utilities": "min"}
 """Per-row evaluation summaries compared beside the domain's metrics."""
 
 
 def directions(cfg: Any) -> dict[str, str]:
-    """The domain's metrics -> "higher" | "lower" (is better): its metric specs (the protocol's max/min; a
-    problem file's own metrics)."""
+    """The domain's metrics -> ``"max"`` | ``"min"`` (which is better): its metric specs (a problem file's own
+    metrics)."""
     from fairarena.study.instances import metric_directions
 
     return metric_directions(cfg.domain, cfg.problem or None)
@@ -111,7 +111,7 @@ def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False,
             for m in row.get("utilities") or {}:
                 if m not in members:
                     members.append(m)
-    all_dirs = {**dirs, **SUMMARY_METRICS, **{f"u:{m}": "higher" for m in members}}
+    all_dirs = {**dirs, **SUMMARY_METRICS, **{f"u:{m}": "max" for m in members}}
 
     def values(row: Mapping[str, Any] | None) -> dict[str, float] | None:
         if row is None or not row.get("feasible") or row.get("metrics") is None:
@@ -168,7 +168,7 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
     for k in an.directions:
         xs = [r[k] for r in an.summary if not math.isnan(r[k])]
         if xs:
-            best[k] = max(xs) if an.directions[k] == "higher" else min(xs)
+            best[k] = max(xs) if an.directions[k] == "max" else min(xs)
     rows = []
     for r in an.summary:
         cells = [Cell(r["n"], str(r["n"]) + (f" ({r['infeasible']} infeasible)" if r["infeasible"] else "")
@@ -183,7 +183,7 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
                panels=_panels(cols, rows, [("metrics (mean)", range(n_met)),
                                            ("member utilities and evaluation (mean)", range(n_met, len(cols)))]),
                notes=("Bold: the best row of a column. Lower is better for "
-                      + (", ".join(k for k in [*metric_keys, *SUMMARY_METRICS] if an.directions[k] == "lower") or "none")
+                      + (", ".join(k for k in [*metric_keys, *SUMMARY_METRICS] if an.directions[k] == "min") or "none")
                       + "; higher for the others. Member utilities are normalised per member (1 = its own ideal).",
                       *_partial_means(an, metric_keys)))
     st = an.stats
@@ -286,6 +286,8 @@ def metrics_figure(an: CouncilAnalysis) -> Any:
     """One panel per metric: its mean per rule and for the debate (the debate's bar in black)."""
     from matplotlib.figure import Figure
 
+    from fairarena.stats import better_word
+
     keys = [k for k in an.directions if not k.startswith("u:")]
     labels = [r["rule"] for r in an.summary]
     ncol = min(3, len(keys))
@@ -297,7 +299,7 @@ def metrics_figure(an: CouncilAnalysis) -> Any:
         ax.bar(range(len(labels)), [r[k] for r in an.summary],
                color=["black" if lab == DEBATE else "#1f77b4" for lab in labels])
         ax.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize=6)
-        ax.set_title(f"{k} ({an.directions[k]} is better)", fontsize=8)
+        ax.set_title(f"{k} ({better_word(an.directions[k])} is better)", fontsize=8)
         ax.tick_params(axis="y", labelsize=7)
         ax.grid(axis="y", alpha=0.3)
     for j in range(len(keys), nrow * ncol):

@@ -123,11 +123,10 @@ def digest_of(name: str, seed: int, *, problem: str | None = None, options: Mapp
 
 
 def metric_directions(name: str, problem: str | None = None) -> dict[str, str]:
-    """The domain's metrics -> ``"higher"`` | ``"lower"`` (is better), from its metric specs, in their order."""
+    """The domain's metrics -> ``"max"`` | ``"min"`` (which is better), from its metric specs, in their order."""
     from fairarena.domains.protocol import metric_specs
 
-    return {k: ("higher" if m.direction == "max" else "lower")
-            for k, m in metric_specs(study_domain(name, problem)).items()}
+    return {k: m.direction for k, m in metric_specs(study_domain(name, problem)).items()}
 
 
 def participant_names(name: str, seed: int, *, problem: str | None = None,

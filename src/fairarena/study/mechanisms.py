@@ -38,8 +38,8 @@ def scalar_metrics(domain: str | None = None) -> tuple[str, ...]:
 
 
 def allocation_directions(domain: str | None = None) -> dict[str, str]:
-    """Every metric of ``domain`` (default: the default domain) -> "higher" | "lower" is better, from its
-    metric specs (the protocol's ``max``/``min``)."""
+    """Every metric of ``domain`` (default: the default domain) -> ``"max"`` | ``"min"`` (which is better),
+    from its metric specs."""
     from fairarena.study.instances import default_domain, metric_directions
 
     return metric_directions(domain or default_domain())

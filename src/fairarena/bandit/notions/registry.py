@@ -3,8 +3,9 @@
 :data:`NOTIONS` is a :class:`fairarena.registry.Registry`: every list of notion names in the package
 (sweep config, result columns, CLI choices and help) is read from it, so a notion registered from
 outside the package (:func:`register`) is usable everywhere without another edit. Each entry carries
-its title, citation (``source``), one-line summary and the direction of its raw value (``"higher"``:
-higher is better, the convention of every built-in notion).
+its title, citation (``source``), one-line summary and the direction of its raw value (``"max"``:
+higher is better, the convention of every built-in notion; ``max``/``min`` is the package's one direction
+vocabulary).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class Notion:
     value_fn: ValueFn = field(repr=False)
     score_fn: ScoreFn = field(repr=False)
     score_is_value: bool = False
-    direction: str = "higher"
+    direction: str = "max"
     exact_fn: ExactFn | None = field(default=None, repr=False)
 
     # ---- batched ---------------------------------------------------------------------------
@@ -135,14 +136,15 @@ NOTIONS: Registry[Notion] = Registry("notion")
 
 
 def register(name: str, title: str, source: str, summary: str, *, value: ValueFn, score: ScoreFn,
-             score_is_value: bool = False, direction: str = "higher", exact: ExactFn | None = None,
+             score_is_value: bool = False, direction: str = "max", exact: ExactFn | None = None,
              **meta: Any) -> Callable[[PolicyFn], PolicyFn]:
     """Decorator: register a batched policy function as a notion (a duplicate name is an error).
 
-    ``direction`` is the direction of the raw value: only ``"higher"`` (higher is better) is
+    ``direction`` is the direction of the raw value: only ``"max"`` (higher is better) is
     supported, so that every notion's score is read the same way."""
-    if direction != "higher":
-        raise ValueError(f"notion {name!r}: direction must be 'higher' (negate a cost to register it)")
+    if direction != "max":
+        raise ValueError(f"notion {name!r}: direction must be 'max', higher is better (negate a cost to "
+                         "register it)")
 
     def deco(policy_fn: PolicyFn) -> PolicyFn:
         notion = Notion(name, title, source, summary, policy_fn, value, score, score_is_value, direction, exact)
