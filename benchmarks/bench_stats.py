@@ -27,7 +27,7 @@ OPPONENTS = ["baseline", "adversarial"]
 
 def synthetic_study(n_cohorts: int, n_metrics: int, seed: int = 0) -> tuple[list[DebateRecord], dict[str, str]]:
     rng = np.random.default_rng(seed)
-    metrics = {f"m{k}": ("higher" if k % 2 == 0 else "lower") for k in range(n_metrics)}
+    metrics = {f"m{k}": ("max" if k % 2 == 0 else "min") for k in range(n_metrics)}
     recs = []
     for opp in OPPONENTS:
         for f, fw in enumerate(FRAMEWORKS):

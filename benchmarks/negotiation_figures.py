@@ -48,7 +48,7 @@ def figures(root: Path) -> dict[str, Any]:
     from fairarena.study.mechanisms import allocation_directions
     from fairarena.study.store import load_results, read_transcript
 
-    sign = {k: (1.0 if v == "higher" else -1.0) for k, v in allocation_directions().items()}
+    sign = {k: (1.0 if v == "max" else -1.0) for k, v in allocation_directions().items()}
     n = same = joint_a = joint_b = differs = 0
     beats_r1 = dict.fromkeys(METRICS, 0)
     beats_fin = dict.fromkeys(METRICS, 0)
