@@ -233,9 +233,9 @@ def test_a_missing_value_and_an_absent_row_are_left_out_and_counted(council_run,
 def _shown_width(t, pn) -> int:
     """A panel's width in characters as the council tables count it: the row labels and each column's widest
     cell or own header, plus 3 a column."""
-    from fairarena.study.council_analysis import _column_chars
+    from fairarena.report import column_chars
 
-    return max(len(r.label) for r in t.rows) + 3 + sum(_column_chars(t.columns, t.rows, k) for k in pn.columns)
+    return max(len(r.label) for r in t.rows) + 3 + sum(column_chars(t.columns, t.rows, k) for k in pn.columns)
 
 
 def test_council_tables_come_in_panels_that_fit_a_page_and_notes_are_whole(council_run):
@@ -245,7 +245,8 @@ def test_council_tables_come_in_panels_that_fit_a_page_and_notes_are_whole(counc
     Now each is in panels no wider than PANEL_CHARS, every column in exactly one panel and in order (CSV
     still writes them all), and the note whole in its own panel."""
     from fairarena.report import to_csv, to_markdown
-    from fairarena.study.council_analysis import PANEL_CHARS, _instance_item, analyse_council, council_tables
+    from fairarena.report import PANEL_CHARS
+    from fairarena.study.council_analysis import _instance_item, analyse_council, council_tables
 
     _, root, recs, _ = council_run
     an = analyse_council(root, n_resamples=50)

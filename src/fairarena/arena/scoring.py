@@ -23,8 +23,7 @@ def score(problem: AllocationProblem, x: np.ndarray) -> dict[str, Any]:
     for old callers: a debate scores with its domain, :func:`score_with`): every metric on a problem with
     welfare data (a triage cohort), those of need satisfaction alone on a generic problem
     (:func:`fairarena.allocation.metrics.defined_metrics`)."""
-    return compute_metrics(problem, x, keys=None if problem.has_welfare and problem.gini_resource is not None
-                           else defined_metrics(problem))
+    return compute_metrics(problem, x, keys=defined_metrics(problem))
 
 
 def metrics_domain(domain: Any) -> Any:

@@ -14,6 +14,16 @@ pb_app = typer.Typer(name="pb", help="Participatory budgeting on real Pabulib el
                      no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 
 
+def _check_file_path(value: str | None, field: str) -> None:
+    """An output (or cache) file option: a file path in a folder that exists; InputError naming ``field``."""
+    from pathlib import Path
+
+    from fairarena.errors import InputError
+
+    if value is not None and (not value or Path(value).is_dir() or not Path(value).resolve().parent.is_dir()):
+        raise InputError(field, value, "a file path in an existing folder")
+
+
 def _check_groups(seed: int, groups: str, utility: str, min_group: int) -> None:
     """The options both commands share, checked before any work: ``--seed``, ``--groups``, ``--utility`` and
     ``--min-group`` (an InputError naming the first bad one)."""
@@ -68,15 +78,13 @@ def compare_cmd(
         check_int(max_calls, "--max-calls", low=1, high=10**9, unit="calls")
     if offline and cache is None:
         raise InputError("--offline", "true", "a --cache file to replay from")
-    if cache is not None and (not cache or Path(cache).is_dir() or not Path(cache).resolve().parent.is_dir()):
-        raise InputError("--cache", cache, "a file path in an existing folder")
+    _check_file_path(cache, "--cache")
     path = file if file is not None else str(example_path("wieliczka"))
     read_election(path)                      # a bad file: one line, exit 2, before any work
     if plot_path is not None:
         if not plot_path.lower().endswith(".png") or not Path(plot_path).resolve().parent.is_dir():
             raise InputError("--plot", plot_path, "a .png path in an existing folder")
-    if out is not None and (not out or Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
-        raise InputError("--out", out, "a file path in an existing folder")
+    _check_file_path(out, "--out")
     build = {k: v for k, v in (("cache", cache), ("offline", offline or None), ("max_calls", max_calls))
              if v is not None} if model != "scripted" else {}
     result = compare(path, groups, utility, seed, debate=not no_debate, axioms=axioms, min_group=min_group,
@@ -110,17 +118,13 @@ def audit_cmd(
                                          "when it is not a terminal (0: every election); none with --json."),
 ) -> None:
     """Every rule and the EJR/PJR audit over many elections: violations with minimal witnesses, trade-offs."""
-    from pathlib import Path
-
-    from fairarena.errors import InputError
     from fairarena.fsutil import atomic_write_json
     from fairarena.pb.audit import audit, collect_files, report_text
     from fairarena.pb.election import read_election
 
     _check_groups(seed, groups, utility, min_group)
     check_int(jobs, "--jobs", low=1, high=64, unit="processes")
-    if out is not None and (not out or Path(out).is_dir() or not Path(out).resolve().parent.is_dir()):
-        raise InputError("--out", out, "a file path in an existing folder")
+    _check_file_path(out, "--out")
     from fairarena.progress import Progress, check_every
 
     every = check_every(progress_every)

@@ -28,9 +28,9 @@ _FIGURES = ("joint_vs_sides_figure", "means_figure", "prefix_ids", "slopegraph_f
             "utility_heatmap")
 _HTML = ("DrillDown", "FigureBlock", "Item", "KeyValues", "Preformatted", "Report", "Section", "Text",
          "render_html", "write_html")
-_TABLES = ("FORMATS", "PAPER_PANELS", "RENDERERS", "Cell", "Panel", "Row", "Table", "format_num", "format_p",
-           "format_p_paper", "latex_escape", "panel_metrics", "render", "stars", "table2", "table3", "to_csv",
-           "to_html", "to_latex", "to_markdown", "value_text")
+_TABLES = ("FORMATS", "PANEL_CHARS", "PAPER_PANELS", "RENDERERS", "Cell", "Panel", "Row", "Table", "column_chars",
+           "fit_panels", "format_num", "format_p", "format_p_paper", "latex_escape", "panel_metrics", "render", "stars",
+           "table2", "table3", "to_csv", "to_html", "to_latex", "to_markdown", "value_text")
 _LAZY = {**{n: "fairarena.report.figures" for n in _FIGURES}, **{n: "fairarena.report.html" for n in _HTML},
          **{n: "fairarena.report.tables" for n in _TABLES}}
 

@@ -732,3 +732,52 @@ FORMATS: tuple[str, ...] = RENDERERS.names()
 def render(t: Table, fmt: str) -> str:
     """``t`` in one of :data:`FORMATS` (an unknown format is an InputError listing the choices)."""
     return RENDERERS.get(fmt)(t)
+
+
+PANEL_CHARS = 175
+"""The width of one panel of a wide table (:func:`fit_panels`; the council tables), in characters of its
+headers and cells (the row labels included): a panel fits the report's page at 1,400 px (13 px type) and a printed page. CSV writes every
+column in one table; Markdown, LaTeX and HTML one block per panel."""
+
+
+def fit_panels(cols: Sequence[tuple[str, ...]], rows: Sequence[Any], groups: Sequence[tuple[str, Any]],
+               budget: int = PANEL_CHARS) -> tuple[Panel, ...]:
+    """Panels of a table's columns: each ``(title, column indices)`` group cut into as few blocks as fit
+    ``budget`` characters with the row labels (each column as wide as :func:`column_chars`), the blocks of
+    about equal width; a block after a group's first titled "... (continued)"."""
+    room = max(budget - max((len(r.label) for r in rows), default=0) - 3, 10)
+
+    def cut(idx: list[int], width: dict[int, int], limit: int) -> list[list[int]]:
+        blocks: list[list[int]] = [[]]
+        used = 0
+        for k in idx:
+            if blocks[-1] and used + width[k] > limit:
+                blocks.append([])
+                used = 0
+            blocks[-1].append(k)
+            used += width[k]
+        return blocks
+
+    out = []
+    for title, idx in groups:
+        idx = list(idx)
+        if not idx:
+            continue
+        width = {k: column_chars(cols, rows, k) for k in idx}
+        n = len(cut(idx, width, room))
+        limit = -(-sum(width.values()) // n)            # the narrowest blocks that are still n of them
+        while len(blocks := cut(idx, width, limit)) > n:
+            limit += 1
+        out += [Panel(title + (" (continued)" if j else ""), tuple(b)) for j, b in enumerate(blocks)]
+    return tuple(out)
+
+
+def column_chars(cols: Sequence[tuple[str, ...]], rows: Sequence[Any], k: int) -> int:
+    """Column ``k``'s width in characters: its longest cell (with its marks), its leaf header or a header above
+    it that spans it alone (a header spanning several columns is shared), plus 3 for padding."""
+    levels = len(cols[k])
+    own = [cols[k][-1]] + [cols[k][lv] for lv in range(levels - 1)
+                           if (k == 0 or cols[k - 1][:lv + 1] != cols[k][:lv + 1])
+                           and (k + 1 == len(cols) or cols[k + 1][:lv + 1] != cols[k][:lv + 1])]
+    cells = [len(r.cells[k].text) + len(r.cells[k].mark or "") for r in rows]
+    return max(1, *(len(h) for h in own), *cells) + 3

@@ -158,7 +158,7 @@ def analyse_council(root: str | Path, *, test: str = "auto", holm: bool = False,
 def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
     """``council``: mean of every metric and member utility per rule and for the debate (Arrow's
     trade-off); ``debate_vs_rules``: the paired difference debate - rule of every metric, with stars."""
-    from fairarena.report import Cell, Row, Table, format_num, format_p, stars
+    from fairarena.report import Cell, Row, Table, fit_panels, format_num, format_p, stars
 
     metric_keys = [k for k in an.directions if not k.startswith("u:") and k not in SUMMARY_METRICS]
     cols = ([("", "n")] + [("metric (mean)", k) for k in metric_keys]
@@ -180,7 +180,7 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
     n_met = 1 + len(metric_keys)
     t1 = Table(f"Council ({an.domain}): every rule and the debate, means over instances",
                tuple(cols), tuple(rows), index_header="rule",
-               panels=_panels(cols, rows, [("metrics (mean)", range(n_met)),
+               panels=fit_panels(cols, rows, [("metrics (mean)", range(n_met)),
                                            ("member utilities and evaluation (mean)", range(n_met, len(cols)))]),
                notes=("Bold: the best row of a column. Lower is better for "
                       + (", ".join(k for k in [*metric_keys, *SUMMARY_METRICS] if an.directions[k] == "min") or "none")
@@ -201,64 +201,13 @@ def council_tables(an: CouncilAnalysis, digits: int = 3) -> dict[str, Any]:
         drows.append(Row(rule, (Cell(n, str(n)), *cells)))
     t2 = Table("Debate vs each rule: mean paired difference debate - rule (paired by instance)", tuple(dcols),
                tuple(drows), index_header="rule",
-               panels=_panels(dcols, drows, [("paired differences", range(len(dcols)))]),
+               panels=fit_panels(dcols, drows, [("paired differences", range(len(dcols)))]),
                notes=("Stars: p < 0.05, 0.01, 0.001 (the study's paired test); bold: the debate is significantly "
                       "better on that metric.",
                       f"The debate spent {format_num(an.spent['calls_per_debate'], 1)} model calls and "
                       f"{format_num(an.spent['tokens_per_debate'], 0)} tokens per instance (scripted members: calls "
                       "only); the rules spend none."))
     return {"council": t1, "debate_vs_rules": t2}
-
-
-PANEL_CHARS = 175
-"""The width of one panel of a council table, in characters of its headers and cells (the row labels
-included): a panel fits the report's page at 1,400 px (13 px type) and a printed page. CSV writes every
-column in one table; Markdown, LaTeX and HTML one block per panel."""
-
-
-def _panels(cols: Sequence[tuple[str, ...]], rows: Sequence[Any], groups: Sequence[tuple[str, Any]],
-            budget: int = PANEL_CHARS) -> tuple[Any, ...]:
-    """Panels of a table's columns: each ``(title, column indices)`` group cut into as few blocks as fit
-    ``budget`` characters with the row labels (each column as wide as :func:`_column_chars`), the blocks of
-    about equal width; a block after a group's first titled "... (continued)"."""
-    from fairarena.report import Panel
-
-    room = max(budget - max((len(r.label) for r in rows), default=0) - 3, 10)
-
-    def cut(idx: list[int], width: dict[int, int], limit: int) -> list[list[int]]:
-        blocks: list[list[int]] = [[]]
-        used = 0
-        for k in idx:
-            if blocks[-1] and used + width[k] > limit:
-                blocks.append([])
-                used = 0
-            blocks[-1].append(k)
-            used += width[k]
-        return blocks
-
-    out = []
-    for title, idx in groups:
-        idx = list(idx)
-        if not idx:
-            continue
-        width = {k: _column_chars(cols, rows, k) for k in idx}
-        n = len(cut(idx, width, room))
-        limit = -(-sum(width.values()) // n)            # the narrowest blocks that are still n of them
-        while len(blocks := cut(idx, width, limit)) > n:
-            limit += 1
-        out += [Panel(title + (" (continued)" if j else ""), tuple(b)) for j, b in enumerate(blocks)]
-    return tuple(out)
-
-
-def _column_chars(cols: Sequence[tuple[str, ...]], rows: Sequence[Any], k: int) -> int:
-    """Column ``k``'s width in characters: its longest cell (with its marks), its leaf header or a header above
-    it that spans it alone (a header spanning several columns is shared), plus 3 for padding."""
-    levels = len(cols[k])
-    own = [cols[k][-1]] + [cols[k][lv] for lv in range(levels - 1)
-                           if (k == 0 or cols[k - 1][:lv + 1] != cols[k][:lv + 1])
-                           and (k + 1 == len(cols) or cols[k + 1][:lv + 1] != cols[k][:lv + 1])]
-    cells = [len(r.cells[k].text) + len(r.cells[k].mark or "") for r in rows]
-    return max(1, *(len(h) for h in own), *cells) + 3
 
 
 def _partial_means(an: CouncilAnalysis, keys: Sequence[str]) -> list[str]:
@@ -314,7 +263,7 @@ def _instance_item(an: CouncilAnalysis, inst: Mapping[str, Any], digits: int = 3
     """One instance in the report's drill-down: the rows of every rule and the debate; with its debate's
     transcript ``entries``, the instance (the domain's tables, the problem's arrays) and the transcript too,
     embedded compressed (rendered when opened)."""
-    from fairarena.report import Cell, Item, Panel, Row, Table, Text, format_num
+    from fairarena.report import Cell, Item, Panel, Row, Table, Text, fit_panels, format_num
 
     keys = [k for k in an.directions if not k.startswith("u:") and k not in SUMMARY_METRICS]
     rows = []
@@ -329,7 +278,7 @@ def _instance_item(an: CouncilAnalysis, inst: Mapping[str, Any], digits: int = 3
         + [("", "worst-off"), ("", "note")]
     n_met = 1 + len(keys)
     t = Table(f"instance {inst['cohort']} (seed {inst['cohort_seed']})", tuple(cols), tuple(rows),
-              index_header="rule", panels=_panels(cols, rows, [("metrics", range(n_met)),
+              index_header="rule", panels=fit_panels(cols, rows, [("metrics", range(n_met)),
                                                                ("member utilities and the worst-off member",
                                                                 range(n_met, len(cols) - 1))])
               + (Panel("the rule's note", (len(cols) - 1,)),))

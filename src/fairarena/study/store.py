@@ -907,10 +907,9 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
     t_start = time.perf_counter()
     root = Path(out)
     backend = resolve_backend(backend)
-    check_workers(workers)
+    check_workers(workers, backend, address)
     if address is not None and backend != "dask":
         raise InputError("address", address, "only with --backend dask")
-    check_workers(workers, backend, address)
     if root.exists() and not root.is_dir():
         raise InputError("out", str(root), "a folder (it is a file)")
     if limit is not None and limit < 0:
