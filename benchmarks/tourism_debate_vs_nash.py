@@ -7,6 +7,7 @@ import numpy as np
 from fairarena.tourism.destination import generate
 from fairarena.tourism.stakeholders import parse_stakeholders
 from fairarena.tourism import decisions as D
+from fairarena.tourism import run as R
 NAMES = ["tourists:family", "residents", "local-business", "destination"]
 ss = parse_stakeholders(NAMES)
 lo, hi, pois = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
@@ -16,7 +17,7 @@ for seed in range(lo, hi):
     c = D.candidates(d, ss, "flows")
     U = D.utility_matrix(c.values)
     t1 = time.time()
-    deb = D.debate(d, ss, c, "flows", "joint-draft", 3, 0)
+    deb = R.debate(d, ss, c, "flows", "joint-draft", 3, 0)
     t2 = time.time()
     nash = D.decide(d, ss, "flows", "nash", c)["chosen"]
     un, ud = U[:, c.names.index(nash)], U[:, deb["index"]]

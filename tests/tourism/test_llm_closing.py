@@ -3,7 +3,7 @@ objective (the domain's ``closing_profile`` hook), not by the triage objective o
 
 Fixed chat models (no server): each stakeholder agent replies with one flow decision every turn, so the
 finals are known candidates and the closing can be recomputed independently — the payoff table of
-``decisions.utility_matrix`` over the candidates, the columns of the finals (how ``decisions.debate`` closes),
+``decisions.utility_matrix`` over the candidates, the columns of the finals (how ``run.debate`` closes),
 then the rule on ``Profile.from_utilities``."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _models(d, ss, flows):
 
 
 def _expected(ss, names, U, rule):
-    """The rule on a bare utility profile (one agent per stakeholder, as decisions.debate builds it)."""
+    """The rule on a bare utility profile (one agent per stakeholder, as run.debate builds it)."""
     prof = AggProfile.from_utilities([AggAgent(s.name, group=s.kind) for s in ss], names, U)
     dec = aggregate(prof, rule, seed=0)
     return dec.winner if dec.winner is not None else dec.draw

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fairarena.tourism import decisions as D
+from fairarena.tourism import run as R
 from fairarena.tourism.destination import generate
 from fairarena.tourism.negotiator import bargain, scripted_negotiate
 from fairarena.tourism.stakeholders import parse_stakeholders
@@ -26,7 +27,7 @@ def case(request):
     d = generate(seed, 12)
     ss = parse_stakeholders(NAMES)
     cands = D.candidates(d, ss, decision, 5)
-    return decision, d, ss, cands, D.debate(d, ss, cands, decision, "joint-draft", 3, 0, k=5)
+    return decision, d, ss, cands, R.debate(d, ss, cands, decision, "joint-draft", 3, 0, k=5)
 
 
 def test_the_scripted_debate_is_an_arena_debate(tmp_path):
@@ -47,7 +48,7 @@ def test_the_scripted_debate_is_an_arena_debate(tmp_path):
     # every participant answered the draft; all compute the same solution, so all accept it
     assert [s["accept"] for s in joint["details"]["steps"][1:]] == [True, True, True]
     # the proposals move: someone's round-3 proposal differs from its round-1 opening
-    deb = D.debate(d, ss, cands, "flows", "joint-draft", 3, 0)
+    deb = R.debate(d, ss, cands, "flows", "joint-draft", 3, 0)
     assert any(a != b for a, b in zip(deb["rounds"][0], deb["rounds"][-1]))
 
 
@@ -64,7 +65,7 @@ def test_joint_is_undominated_among_candidates_and_above_every_disagreement_valu
 
 def test_same_seed_same_debate(case):
     decision, d, ss, cands, deb = case
-    again = D.debate(d, ss, cands, decision, "joint-draft", 3, 0, k=5)
+    again = R.debate(d, ss, cands, decision, "joint-draft", 3, 0, k=5)
     keep = ("rounds", "finals", "chosen", "how", "note", "agreed")
     assert {k: again[k] for k in keep} == {k: deb[k] for k in keep}
     assert np.array_equal(again["decision"], deb["decision"])
@@ -77,7 +78,7 @@ def test_the_debate_can_differ_from_the_nash_rule():
     d = generate(0, 12)
     ss = parse_stakeholders(NAMES)
     cands = D.candidates(d, ss, "flows")
-    deb = D.debate(d, ss, cands, "flows", "joint-draft", 3, 0)
+    deb = R.debate(d, ss, cands, "flows", "joint-draft", 3, 0)
     rule = D.decide(d, ss, "flows", "nash", cands)
     assert (rule["chosen"], deb["chosen"]) == ("compromise:maximin-lp", "compromise:all")
 

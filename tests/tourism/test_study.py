@@ -1,5 +1,5 @@
 """The tourism domain's part of a council study (fairarena.tourism.study): its rows against the rules and the
-debate run one at a time (decisions.run, decisions.debate), its transcript, determinism, the design checks."""
+debate run one at a time (run.run, run.debate), its transcript, determinism, the design checks."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 
 from fairarena.errors import InputError
 from fairarena.tourism import decisions as D
+from fairarena.tourism import run as R
 from fairarena.tourism import study as S
 from fairarena.tourism.destination import generate
 from fairarena.tourism.stakeholders import parse_stakeholders
@@ -50,7 +51,7 @@ def test_rule_rows_equal_run_rule_by_rule(council):
     U = D.utility_matrix(cands.values)
     sizes = {g.id: g.size for g in d.groups}
     for row in out["rows"][:-1]:
-        ref = D.run(d, ss, decision, row["rule"], k=K, seed=SEED, cands=cands)
+        ref = R.run(d, ss, decision, row["rule"], k=K, seed=SEED, cands=cands)
         assert row["chosen"] == ref["decision"]["chosen"], row["rule"]
         ev = ref["evaluation"]
         assert row["utilities"] == pytest.approx({r["stakeholder"]: r["utility"] for r in ev["stakeholders"]})
@@ -81,13 +82,13 @@ def _stable(path) -> list[str]:
 
 
 def test_debate_row_and_transcript_equal_the_scripted_debate(council):
-    """The study's debate row is decisions.debate's joint (an arena debate), and its transcript the arena's."""
+    """The study's debate row is run.debate's joint (an arena debate), and its transcript the arena's."""
     decision, out, path = council
     d, ss, cands = _independent(decision)
-    deb = D.debate(d, ss, cands, decision, CLOSING, ROUNDS, SEED, k=K)
+    deb = R.debate(d, ss, cands, decision, CLOSING, ROUNDS, SEED, k=K)
     row = out["rows"][-1]
     assert row["rule"] == "debate" and row["chosen"] == deb["chosen"] is not None
-    ref = D.run(d, ss, decision, "nash", k=K, rounds=ROUNDS, seed=SEED, cands=cands, closing=CLOSING)
+    ref = R.run(d, ss, decision, "nash", k=K, rounds=ROUNDS, seed=SEED, cands=cands, closing=CLOSING)
     assert ref["decision"]["chosen"] == row["chosen"]
     assert row["utilities"] == pytest.approx({r["stakeholder"]: r["utility"] for r in ref["evaluation"]["stakeholders"]})
     assert out["debate"] == {"rounds": ROUNDS, "agreed": deb["agreed"], "closing": CLOSING}

@@ -10,6 +10,7 @@ import pytest
 
 from fairarena.errors import InputError
 from fairarena.tourism import decisions as D
+from fairarena.tourism import run as R
 from fairarena.tourism.destination import POI, Destination, Group, from_csv, generate
 from fairarena.tourism.metrics import gini, list_metrics, ndcg, flow_feasibility, flow_metrics
 from fairarena.tourism.stakeholders import parse_stakeholders
@@ -114,7 +115,7 @@ def test_run_lists_and_flows_and_evaluation_properties():
     d = generate(0, 12)
     ss = parse_stakeholders("tourists:family,residents,local-business,destination")
     for dec, rule in (("lists", "schulze"), ("lists", "mes"), ("flows", "nash")):
-        out = D.run(d, ss, dec, rule, k=3)
+        out = R.run(d, ss, dec, rule, k=3)
         for r in out["evaluation"]["stakeholders"]:
             assert 0.0 <= r["utility"] <= 1.0
         # the tourists' proposal is exactly optimal for them (top-k by relevance maximises nDCG; the flow
@@ -123,7 +124,7 @@ def test_run_lists_and_flows_and_evaluation_properties():
         for s in ss[:1]:
             me = next(r for r in out["proposals"][s.name]["evaluation"] if r["stakeholder"] == s.name)
             assert me["utility"] == pytest.approx(1.0)
-    out = D.run(d, ss, "flows", "nash", rounds=3)
+    out = R.run(d, ss, "flows", "nash", rounds=3)
     # round 1: each stakeholder opens with the candidate it values most (its own proposal when that is
     # among its best: the local-business flow proposal optimises a linear surrogate of its Gini, so a
     # compromise can score higher on its real objective)

@@ -11,7 +11,7 @@ Closings: the domain defines the arena's optional ``closing_profile`` hook
 (:meth:`TourismDomain.closing_profile`), so a social-choice closing (``nash``, ``leximin``, ``pf-lottery``,
 ... — the candidate-set rules) and the ``dialectical`` acceptance check score each stakeholder agent by its
 stakeholder's own objective, with the payoff-table utilities of
-:func:`fairarena.tourism.decisions.utility_matrix` (as the scripted :func:`~fairarena.tourism.decisions.debate`
+:func:`fairarena.tourism.decisions.utility_matrix` (as the scripted :func:`~fairarena.tourism.run.debate`
 closes), not by a triage objective. Feasible-set and repair aggregation rules need allocation objectives and
 are refused (:func:`llm_closings` lists the closings a tourism debate accepts).
 """
@@ -33,7 +33,7 @@ from fairarena.tourism.decisions import (
 )
 from fairarena.tourism.destination import Destination, parse_destination
 from fairarena.tourism.metrics import flow_feasibility
-from fairarena.tourism.stakeholders import Stakeholder, make, stakeholder_value
+from fairarena.tourism.stakeholders import Stakeholder, agent_name, make, stakeholder_value
 
 __all__ = ["TourismDomain", "TOURISM", "TOURISM_LISTS", "domain_of", "scripted_closings", "check_scripted_closing", "StakeholderProfile", "agent_name", "llm_debate", "llm_negotiate", "final_flows",
            "flows_from_allocation", "llm_closings", "check_closing", "closing_utilities", "CLOSING_SCALES"]
@@ -156,7 +156,7 @@ class TourismDomain:
         utilities are :func:`closing_utilities` (stakeholder values as in
         :func:`~fairarena.tourism.decisions.evaluate_decision`, payoff-table normalisation over the
         stakeholders' flow candidates and the kept finals); the profile is built as
-        :func:`fairarena.tourism.decisions.debate` builds its closing profile (``Profile.from_utilities``,
+        :func:`fairarena.tourism.run.debate` builds its closing profile (``Profile.from_utilities``,
         one agent per stakeholder, group = its kind), plus ``X`` = the kept finals so that the arena can
         return the chosen allocation."""
         from fairarena.aggregation.rules import Agent as AggAgent, Profile as AggProfile
@@ -248,7 +248,7 @@ def closing_utilities(d: Destination, stakeholders: list[Stakeholder], finals: l
     ``scale="joint"`` (default): over the candidates (which hold each stakeholder's own proposal, its ideal)
     and all the finals together — one scale for every final, best = the largest value among them, worst =
     the smallest, so a final worse than every candidate is still ranked below a better one (the analogue of
-    :func:`~fairarena.tourism.decisions.debate`, whose finals are candidates). ``scale="each"``: every final
+    :func:`~fairarena.tourism.run.debate`, whose finals are candidates). ``scale="each"``: every final
     normalised over the candidates and itself alone — exactly the utility :func:`evaluate_decision` (and a
     study row) reports for that final if it is the decision; equal to ``joint`` when the finals lie within
     the candidates' range, but every final below all candidates is 0 for that stakeholder (ties)."""
@@ -338,11 +338,6 @@ class StakeholderProfile(Profile):
                     + quote_references([SimpleNamespace(id=i, text=t) for i, t in self.documents], None) + "\n")
         return (f"You represent the stakeholder '{self.stakeholder}' of a tourist destination. {self.statement} "
                 f"Your objective: {self.objective}.{refs} " + (rules or ""))
-
-
-def agent_name(s: Stakeholder) -> str:
-    """Arena participant names allow letters, digits, '-' and '_': ``tourists:family`` -> ``tourists-family``."""
-    return s.name.replace(":", "-")
 
 
 def profile_of(s: Stakeholder) -> StakeholderProfile:

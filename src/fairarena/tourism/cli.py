@@ -130,7 +130,7 @@ def run_cmd(
 ) -> None:
     """Each stakeholder proposes, the rule (or a scripted debate through the arena) decides, all are evaluated."""
     from fairarena.progress import Progress, check_every
-    from fairarena.tourism.decisions import run
+    from fairarena.tourism.run import run
 
     every = check_every(progress_every)
     check_seed(seed)

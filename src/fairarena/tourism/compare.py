@@ -1,15 +1,15 @@
 """``tourism compare``: every rule on one destination, side by side, plus the scripted debate (run through the
-arena, :func:`fairarena.tourism.decisions.debate`)."""
+arena, :func:`fairarena.tourism.run.debate`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from fairarena.tourism.decisions import (Candidates, candidates, debate, decide, evaluate_decision,
-                                         rule_names)
+from fairarena.tourism.decisions import Candidates, candidates, decide, evaluate_decision, rule_names
 from fairarena.tourism.destination import Destination
 from fairarena.tourism.metrics import flow_feasibility, satisfaction
+from fairarena.tourism.run import debate
 from fairarena.tourism.stakeholders import Stakeholder
 
 __all__ = ["compare", "plot_compare", "decision_row", "rule_rows_of", "debate_note"]

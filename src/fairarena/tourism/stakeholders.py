@@ -22,7 +22,7 @@ from fairarena.tourism.destination import PERSONAS, Destination
 from fairarena.tourism.metrics import METRIC_KEYS, satisfaction
 
 __all__ = ["Stakeholder", "STAKEHOLDER_FILES", "parse_stakeholders", "stakeholder_value", "builtin_names",
-           "document_text"]
+           "document_text", "agent_name"]
 
 
 @dataclass(frozen=True)
@@ -99,3 +99,8 @@ def stakeholder_value(d: Destination, s: Stakeholder, metrics: dict[str, Any], d
 def document_text(name: str) -> str:
     """A retrieval document shipped with the built-in stakeholders."""
     return _data(name)
+
+
+def agent_name(s: Stakeholder) -> str:
+    """Arena participant names allow letters, digits, '-' and '_': ``tourists:family`` -> ``tourists-family``."""
+    return s.name.replace(":", "-")

@@ -12,7 +12,7 @@ The plain functions:
   generator changes the keys);
 * :func:`council_task` runs one task — one destination x debate seed x closing rule: the stakeholders'
   candidates are built once, every rule decides (:func:`fairarena.tourism.compare.rule_rows_of`, the rows of
-  ``tourism compare``), the debate runs (scripted, :func:`fairarena.tourism.decisions.debate`; or language-model
+  ``tourism compare``), the debate runs (scripted, :func:`fairarena.tourism.run.debate`; or language-model
   agents through the arena, :func:`fairarena.tourism.arena.llm_negotiate`, flows only) and writes its
   transcript;
 * :func:`rule_rows` gives the rule rows alone (same numbers), for an analysis that needs rules a stored
@@ -53,9 +53,10 @@ import numpy as np
 
 from fairarena.errors import InputError
 from fairarena.tourism.compare import debate_note, decision_row, rule_rows_of
-from fairarena.tourism.decisions import DECISIONS, RANKING_RULES, Candidates, candidates, check_rule, debate, rule_names
+from fairarena.tourism.decisions import DECISIONS, RANKING_RULES, Candidates, candidates, check_rule, rule_names
 from fairarena.tourism.destination import Destination, check_pois, generate
 from fairarena.tourism.metrics import ATTENTION, METRICS
+from fairarena.tourism.run import debate
 from fairarena.tourism.stakeholders import parse_stakeholders
 
 __all__ = ["check_design", "instance_digest", "metric_directions", "council_task", "rule_rows", "destination_of",
