@@ -49,6 +49,44 @@ def test_copy_rates_by_hand():
     assert r[2]["text_copied"] == 1.0 and r[2]["text_history"] == 1.0
 
 
+def _text_history_slowly(turns):
+    """The history measure as its definition reads (the obvious, quadratic way): per turn after the first,
+    containment of its justification in ``"\\n".join`` of every earlier justification and critique."""
+    out, history = [], []
+    for t in turns:
+        out.append(containment(t["justification"], "\n".join(history)) if history else math.nan)
+        history += [t["justification"], t["critique"]]
+    return out
+
+
+def _copied_slowly(turns):
+    out, last = [], {}
+    for t in turns:
+        other = next((last[a] for a in last if a != t["agent"]), None)
+        out.append(containment(t["justification"], other["justification"] + "\n" + other["critique"])
+                   if other is not None else math.nan)
+        last[t["agent"]] = t
+    return out
+
+
+def test_copy_rates_text_measures_match_their_definition_on_random_debates():
+    """The history's n-grams are kept as the debate goes (linear time); they are the n-grams of the joined
+    history, also across the boundary of two texts, and of histories shorter than an n-gram."""
+    import random
+
+    rng = random.Random(7)
+    words = ["a", "b", "c", "Save", "ΑΣ", "x'y", "é", "1", "the"]
+    same = lambda x, y: (math.isnan(x) and math.isnan(y)) or x == y   # noqa: E731
+    for _ in range(1500):
+        turns = [{"agent": rng.choice("AB"), "stage": "r1", "allocation": {},
+                  "justification": " ".join(rng.choices(words, k=rng.randint(0, 6))),
+                  "critique": " ".join(rng.choices(words, k=rng.randint(0, 3)))} for _ in range(rng.randint(0, 8))]
+        got = copy_rates(turns)
+        assert all(same(r["text_history"], h) for r, h in zip(got, _text_history_slowly(turns)))
+        assert all(same(r["text_copied"], c) for r, c in zip(got, _copied_slowly(turns)))
+    assert ngrams("one two three four") == set(zip(["one", "two"], ["two", "three"], ["three", "four"]))
+
+
 def test_copy_summary_flags_agents_that_copy_text_and_cells():
     same = {"P1": {"ICU": 1}}
     t = [{"agent": "A", "stage": "r1", "allocation": same, "justification": "one two three four", "critique": ""},

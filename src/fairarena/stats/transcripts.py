@@ -95,24 +95,56 @@ def _same(x: float, y: float) -> bool:
     return abs(x - y) <= CELL_TOL
 
 
-def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
-    """The set of word n-grams of ``text`` (lower-cased ``\\w+`` words); a text of fewer than ``n`` words
-    gives its whole word tuple (so two short texts match only when equal)."""
-    words = _WORD.findall(text.lower())
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def _grams(words: Sequence[str], n: int = NGRAM) -> set[tuple[str, ...]]:
     if not words:
         return set()
     if len(words) < n:
         return {tuple(words)}
-    return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return set(zip(*(words[i:] for i in range(n))))      # the tuples words[i:i + n], built by zip
+
+
+def ngrams(text: str, n: int = NGRAM) -> set[tuple[str, ...]]:
+    """The set of word n-grams of ``text`` (lower-cased ``\\w+`` words); a text of fewer than ``n`` words
+    gives its whole word tuple (so two short texts match only when equal)."""
+    return _grams(_words(text), n)
+
+
+def _share(g: set[tuple[str, ...]], source: set[tuple[str, ...]]) -> float:
+    return len(g & source) / len(g) if g else math.nan
 
 
 def containment(text: str, source: str, n: int = NGRAM) -> float:
     """Share of the word n-grams of ``text`` that occur in ``source`` (Broder's containment); NaN for
     an empty text."""
     g = ngrams(text, n)
-    if not g:
-        return math.nan
-    return len(g & ngrams(source, n)) / len(g)
+    return _share(g, ngrams(source, n)) if g else math.nan
+
+
+class _History:
+    """The word n-grams of a growing text, ``"\\n".join(texts)``, kept as texts are added: the same set as
+    :func:`ngrams` of the whole (a newline separates words, so the words of the joined text are the texts'
+    words in order, and an n-gram may span two texts), built in time linear in the words rather than again
+    for every turn."""
+
+    def __init__(self, n: int = NGRAM) -> None:
+        self.n, self.words, self.grams = n, [], set()
+
+    def add(self, words: Sequence[str]) -> None:
+        """Add a text's :func:`_words`."""
+        w, n = self.words, self.n
+        start = max(0, len(w) - n + 1)         # the first n-gram that the new words complete
+        w += words
+        self.grams.update(zip(*(w[start + i:] for i in range(n))))   # the n-grams from ``start`` on
+
+    def set(self) -> set[tuple[str, ...]]:
+        """:func:`ngrams` of the joined text (a history of fewer than ``n`` words: its whole word tuple)."""
+        if len(self.words) < self.n:
+            return {tuple(self.words)} if self.words else set()
+        return self.grams
 
 
 def copy_rates(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -121,15 +153,17 @@ def copy_rates(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     cells compared are those either turn names. NaN where a measure has nothing to compare."""
     out = []
     last: dict[str, Mapping[str, Any]] = {}
-    history: list[str] = []
+    said: dict[int, tuple[list[str], list[str]]] = {}      # a turn's justification's and critique's words
+    history, seen = _History(), False
     for t in turns:
         me = t["agent"]
         other = next((last[a] for a in last if a != me), None)
         own = last.get(me)
-        text = t.get("justification", "")
+        said[id(t)] = words = (_words(t.get("justification", "")), _words(t.get("critique", "")))
+        g = _grams(words[0])
         row = {"agent": me, "stage": t["stage"], "attempt": t.get("attempt", 0), "cells_same": math.nan,
                "cells_adopted": math.nan, "text_copied": math.nan,
-               "text_history": containment(text, "\n".join(history)) if history else math.nan}
+               "text_history": _share(g, history.set()) if seen else math.nan}
         if other is not None:
             x, y = _cells(t.get("allocation") or {}), _cells(other.get("allocation") or {})
             keys = set(x) | set(y)
@@ -140,10 +174,13 @@ def copy_rates(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     moved = [k for k in keys if not _same(o.get(k, 0.0), y.get(k, 0.0))]
                     if moved:
                         row["cells_adopted"] = sum(_same(x.get(k, 0.0), y.get(k, 0.0)) for k in moved) / len(moved)
-            row["text_copied"] = containment(text, other.get("justification", "") + "\n" + other.get("critique", ""))
+            ow = said[id(other)]
+            row["text_copied"] = _share(g, _grams(ow[0] + ow[1]))   # ngrams(justification + "\n" + critique)
         out.append(row)
         last[me] = t
-        history += [t.get("justification", ""), t.get("critique", "")]
+        history.add(words[0])
+        history.add(words[1])
+        seen = True
     return out
 
 
