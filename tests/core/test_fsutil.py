@@ -205,3 +205,41 @@ def test_atomic_files_get_the_usual_permissions(tmp_path):
     os.umask(mask)
     atomic_write_json(tmp_path / "a.json", {})
     assert (tmp_path / "a.json").stat().st_mode & 0o777 == 0o666 & ~mask  # not mkstemp's 0600
+
+
+@pytest.mark.parametrize("text", ['{"a":1,"a":2}', "[12345678901234567890123456789]", '"\\ud800"', "[NaN, Infinity, -Infinity]",
+                                  "[1e400, 0.1, 1e-320]", '{"a": "\\u00e9", "b": [true, false, null]}', " [1] ",
+                                  "[" * 300 + "]" * 300])
+def test_loads_json_decodes_as_json_loads(text):
+    import json
+    import math
+
+    from fairarena.fsutil import loads_json
+
+    want = json.loads(text)
+    for data in (text, text.encode()):
+        got = loads_json(data)
+        assert repr(got) == repr(want) or (isinstance(want, list) and all(
+            (isinstance(x, float) and math.isnan(x) and math.isnan(y)) or x == y for x, y in zip(want, got)))
+
+
+@pytest.mark.parametrize("text", ["[1,]", '{"a":1,}', "[01]", "[1] x", "", b"\xff"])
+def test_loads_json_fails_as_json_loads_does(text):
+    import json
+
+    from fairarena.fsutil import loads_json
+
+    with pytest.raises(ValueError) as want:
+        json.loads(text)
+    with pytest.raises(ValueError) as got:
+        loads_json(text)
+    assert type(got.value) is type(want.value) and str(got.value) == str(want.value)
+
+
+def test_loads_json_gives_nan_as_json_loads_does_so_records_still_compare_equal():
+    import json
+
+    from fairarena.fsutil import loads_json
+
+    text = '{"gini": NaN, "rounds": [{"gini": NaN}]}'
+    assert loads_json(text) == json.loads(text) == loads_json(text.encode())   # one shared NaN object

@@ -166,14 +166,17 @@ def prompt_reuse(turns: Iterable[Any]) -> dict[str, Any]:
 
 
 def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    from fairarena.fsutil import loads_json
+
     events = []
-    with open(path, encoding="utf-8") as fh:
-        for k, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    events.append(json.loads(line))
-                except ValueError:
-                    raise InputError("transcript", f"{path}:{k}", "one JSON object per line") from None
+    with open(path, "rb") as fh:
+        data = fh.read()
+    for k, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            try:
+                events.append(loads_json(line))
+            except ValueError:            # bad JSON or bytes that are not UTF-8
+                raise InputError("transcript", f"{path}:{k}", "one JSON object per line") from None
     if not events or events[0].get("type") != "header":
         raise InputError("transcript", str(path), "a fairarena transcript starting with a header line")
     return events

@@ -30,6 +30,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from fairarena.fsutil import loads_json
+
 FILE = "report_bodies.json"
 FORMAT = 1
 _B64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
@@ -84,7 +86,7 @@ class BodyCache:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = loads_json(self.path.read_bytes())
         except FileNotFoundError:
             return
         except (OSError, ValueError):
