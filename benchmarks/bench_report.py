@@ -12,9 +12,12 @@ machine the wall time is the CPU time times the contention):
 
 * ``fairarena study report DIR --out FILE`` as a user runs it (wall time of the whole command; target < 10 s
   at 2,000 debates), beside ``fairarena study stats DIR --json`` (the same analysis without the report: the
-  difference is the report's own cost, mostly reading and rendering every transcript). Twice: cold (the
-  folder's cache of compressed debate bodies, ``report_bodies.json``, removed first: the first report of a
-  study) and warm (the cache written by the run before); the two files must be the same bytes (checked);
+  difference is the report's own cost, mostly reading and rendering every transcript). Four ways: fresh (the
+  folder as ``study run`` leaves it: no ``traces.json``, ``copies.json`` or ``report_bodies.json``, so every
+  transcript is read: the first command after a run), cold (only the cache of compressed debate bodies,
+  ``report_bodies.json``, removed: the first report after a ``study stats``), warm (every cache written by the
+  run before), and cold with ``--jobs 1`` (one process: by default the report forks a second one on a machine
+  with two or more CPUs); every file must be the same bytes (checked). CPU includes the forked children;
 * with ``--before SRC`` (another tree's ``src``, e.g. an earlier commit's ``git archive``), the same command
   run with that code in the same session, alternating with this tree's runs (its report is not compared:
   the two versions' pages may differ);
@@ -134,20 +137,30 @@ def main() -> None:
         stats = min(timed([*CLI, "stats", str(root), "--json"]) for _ in range(a.repeat))
         cache = root / "report_bodies.json"
         report = [*CLI, "report", str(root), "--out", str(out)]
-        cold, warm, before = [], [], []
+        fresh, cold, warm, one, before = [], [], [], [], []
         for _ in range(a.repeat):
             if a.before is not None:
                 before.append(timed([*CLI, "report", str(root), "--out", str(tmp / "before.html")], a.before))
+            for name in ("traces.json", "copies.json", "report_bodies.json"):
+                (root / name).unlink(missing_ok=True)
+            fresh.append(timed(report))
+            first = out.read_bytes()
             cache.unlink(missing_ok=True)
             cold.append(timed(report))
-            first = out.read_bytes()
+            if out.read_bytes() != first:
+                raise SystemExit("the cold report differs from the fresh one")
             warm.append(timed(report))
             if out.read_bytes() != first:
                 raise SystemExit("the warm report differs from the cold one")
+            cache.unlink(missing_ok=True)
+            one.append(timed([*report, "--jobs", "1"]))
+            if out.read_bytes() != first:
+                raise SystemExit("the one-process report differs from the two-process one")
         text = out.read_text(encoding="utf-8")
         size = re.search(r'class="dd-size">([^<]*)', text)
         fmt = lambda ts: f"{min(ts)[0]:.2f} s wall, {min(t[1] for t in ts):.2f} s CPU"   # noqa: E731
-        print(f"{n} debates: study report cold {fmt(cold)}, warm {fmt(warm)}"
+        print(f"{n} debates: study report fresh {fmt(fresh)}, cold {fmt(cold)}, warm {fmt(warm)}, "
+              f"cold in one process (--jobs 1) {fmt(one)}"
               + (f"; before ({a.before}) {fmt(before)}" if before else "")
               + f"; study stats {stats[0]:.2f} s wall, {stats[1]:.2f} s CPU (best of {a.repeat}; {load()}); "
               f"file {out.stat().st_size / 1e6:.2f} MB, cache {cache.stat().st_size / 1e6:.2f} MB; "

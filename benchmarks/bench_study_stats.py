@@ -10,7 +10,10 @@ instead of 50: 2,004 debates, every one run for real (``fairarena study init --p
 Figures, each the best of ``--repeat`` whole processes as a user runs them, with the load average:
 
 * ``fairarena study stats DIR --json`` and ``fairarena study stats DIR`` (the tables): wall and CPU
-  (user + sys of the child, from ``resource.getrusage``);
+  (user + sys of the child, from ``resource.getrusage``), with the folder's caches of what the transcripts
+  give (``traces.json``, ``copies.json``) written by the run before;
+* ``study stats --json`` fresh: those caches removed first, as ``study run`` leaves a folder (every
+  transcript read: the first analysis after a run);
 * the baseline in the same run: ``fairarena study status DIR --json`` (start-up + reading every record);
 * with ``--before SRC`` (another tree's ``src`` folder, e.g. ``git archive REV src | tar -x -C /tmp/old``),
   ``study stats --json`` of that code too, alternating with this checkout's run by run, and whether both
@@ -47,8 +50,12 @@ def measure(cmd: list[str], env: dict[str, str] | None = None, stdout: Any = sub
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def best(cmd: list[str], repeat: int) -> str:
-    runs = [measure(cmd) for _ in range(repeat)]
+def best(cmd: list[str], repeat: int, before: Any = None) -> str:
+    runs = []
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        runs.append(measure(cmd))
     wall = min(w for w, _ in runs)
     cpu = min(c for _, c in runs)
     return f"best wall {wall:.2f} s, best CPU {cpu:.2f} s (walls {', '.join(f'{w:.2f}' for w, _ in runs)}; {load()})"
@@ -83,6 +90,12 @@ def main() -> None:
     print("`study status --json` (baseline):", best([*CLI, "status", str(root), "--json"], a.repeat))
     print("`study stats --json`:", best([*CLI, "stats", str(root), "--json"], a.repeat), "target < 5 s")
     print("`study stats` (tables):", best([*CLI, "stats", str(root)], a.repeat))
+
+    def forget() -> None:
+        for name in ("traces.json", "copies.json"):
+            (root / name).unlink(missing_ok=True)
+    print("`study stats --json` fresh (no traces.json, copies.json):",
+          best([*CLI, "stats", str(root), "--json"], a.repeat, forget))
     if a.before is not None:
         compare(root, a.before.resolve(), a.repeat)
 

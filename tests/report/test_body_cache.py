@@ -31,9 +31,11 @@ def study(tmp_path_factory):
 
 
 def _page(root, monkeypatch, **kw):
-    """The report's HTML and how many transcripts the report's debate bodies read."""
+    """The report's HTML and how many transcripts the report's debate bodies read (in this process: one
+    process unless ``jobs`` says otherwise, as a child's reads are not counted here)."""
     import fairarena.study.analysis as an
 
+    kw.setdefault("jobs", 1)
     reads = []
     real = an.read_transcript
     monkeypatch.setattr(an, "read_transcript", lambda r, rec: reads.append(rec["key"]) or real(r, rec))
@@ -176,3 +178,43 @@ def test_the_report_restores_the_garbage_collectors_state(study, tmp_path):
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+needs_fork = pytest.mark.skipif(not hasattr(os, "fork") or not os.sys.platform.startswith("linux"),
+                                reason="the report's second process is forked (Linux)")
+
+
+@needs_fork
+@pytest.mark.parametrize("kw", [{}, {"body_cache": False}, {"details": 5}])
+def test_a_second_process_builds_the_same_bytes_cold_warm_and_fresh(study, tmp_path, monkeypatch, kw):
+    """jobs=2: the bodies are built by a forked child while this process analyses, and the two densest
+    figures drawn by another; the page, the body cache and traces.json are the bytes one process writes."""
+    from fairarena.study.analysis import TRACES
+
+    one = _fresh(study, tmp_path, "one")
+    two = _fresh(study, tmp_path, "two")
+    for _ in ("fresh", "warm"):
+        a, _n = _page(one, monkeypatch, **kw)
+        b, reads = _page(two, monkeypatch, **{**kw, "jobs": 2})
+        assert b.replace(str(two), "DIR") == a.replace(str(one), "DIR")
+        assert (two / TRACES).read_bytes() == (one / TRACES).read_bytes()
+        assert (two / FILE).exists() == (one / FILE).exists() == kw.get("body_cache", True)
+        if (one / FILE).exists():
+            assert BodyCache(two / FILE).entries == BodyCache(one / FILE).entries
+    (two / FILE).unlink(missing_ok=True)                  # cold: traces cached, no bodies
+    b, reads = _page(two, monkeypatch, **{**kw, "jobs": 2})
+    assert b.replace(str(two), "DIR") == a.replace(str(one), "DIR") and reads == 0   # all read by the child
+
+
+@needs_fork
+def test_a_failing_child_costs_time_not_results(study, tmp_path, monkeypatch):
+    """A child that dies (here: every fork's child exits at once) leaves the work to this process: the
+    same page."""
+    import fairarena.report.background as bg
+
+    root = _fresh(study, tmp_path)
+    plain, _ = _page(root, monkeypatch)
+    (root / FILE).unlink()
+    monkeypatch.setattr(bg, "_child", lambda fn, parent, w: os._exit(3))
+    page, reads = _page(root, monkeypatch, jobs=2)
+    assert page == plain and reads == 16

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fairarena.fsutil import loads_json
 from fairarena.study.store import check_finished, read_transcript  # noqa: F401 (re-exported)
 from fairarena.study.traces import trace_of  # noqa: F401  (re-exported: a public name here)
 
@@ -73,7 +74,7 @@ def _cached_traces(root: Path, digest: str) -> list[dict[str, Any]] | None:
     path = root / TRACES
     if path.is_file():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_json(path.read_bytes())
             if data.get("digest") == digest:
                 return list(data["traces"])
         except (ValueError, KeyError, TypeError):
@@ -92,11 +93,13 @@ def _save_traces(root: Path, digest: str, traces: list[dict[str, Any]]) -> None:
 
 def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
                 closing: str | None = None, cache: bool = True,
-                rows: Sequence[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+                rows: Sequence[dict[str, Any]] | None = None, seen: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The traces of the selected debates. Reading every transcript costs about 2 ms a debate (mostly
     JSON decoding of the prompts), so the traces are kept in ``DIR/traces.json`` under a digest of the
     selected keys and their transcripts' SHA-256: a later call with the same transcripts reads that
-    file; any other change recomputes it."""
+    file; any other change recomputes it. ``seen``: a dict that receives each transcript read here as its
+    :func:`fairarena.stats.transcripts.debate_turns`, by key (the copy measures then read no transcript
+    again: :func:`fairarena.study.noise.copy_rows`)."""
     root = Path(root)
     recs = _selected(root, capacity, seed, closing, rows)
     digest = _traces_digest(recs)
@@ -104,10 +107,20 @@ def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | No
         hit = _cached_traces(root, digest)
         if hit is not None:
             return hit
-    traces = [trace_of(r, read_transcript(root, r)) for r in recs]
+    traces = [trace_of(r, _read_noting(root, r, seen)) for r in recs]
     if cache:
         _save_traces(root, digest, traces)
     return traces
+
+
+def _read_noting(root: Path, rec: Mapping[str, Any], seen: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """:func:`read_transcript`, its turns noted in ``seen`` (see :func:`load_traces`)."""
+    entries = read_transcript(root, rec)
+    if seen is not None:
+        from fairarena.stats.transcripts import debate_turns
+
+        seen[rec["key"]] = debate_turns(entries)
+    return entries
 
 
 def _owners() -> dict[str, str]:
@@ -153,17 +166,18 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     traces are loaded (the report's single pass over the transcripts, :func:`_one_pass`)."""
     from fairarena.study.instances import metric_directions
     from fairarena.study.mechanisms import allocation_directions
-    from fairarena.study.store import comparison_records, load_results, study_tasks
+    from fairarena.study.store import comparison_records, study_tasks
     from fairarena.stats import DEFAULT_RESAMPLES, check_options, compare_table
     from fairarena.stats.emergence import emergence
 
     check_options(test, 0.05, "wilcox")                     # bad --test before any work
     t0 = time.perf_counter()
-    status = check_finished(root, allow_partial=allow_partial)
-    rows = load_results(root)                               # read once (3 MB for the paper preset)
+    rows: list[dict[str, Any]] = []
+    status = check_finished(root, allow_partial=allow_partial, keep=rows)   # every record read once, here
     cfg, tasks = study_tasks(root)
+    seen: dict[str, Any] = {}          # the turns of transcripts read on the way, by key (read each once)
     if prepare is not None:
-        prepare(rows, cfg, tasks)
+        prepare(rows, cfg, tasks, seen)
     pairs = _participant_duel(cfg)
     if pairs:                           # another domain's duel: cells by who debated whom, its metrics
         directions = metric_directions(cfg.domain, getattr(cfg, "problem", None) or None)
@@ -174,11 +188,11 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
                        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples, observed_only=pairs)
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
-    traces = load_traces(root, rows=rows)
+    traces = load_traces(root, rows=rows, seen=seen)
     em = emergence(traces, directions, means, _owners())
     from fairarena.study.noise import study_extras
 
-    extras = study_extras(root, rows, traces, directions, test=test, n_resamples=n_resamples, bias=bias)
+    extras = study_extras(root, rows, traces, directions, test=test, n_resamples=n_resamples, bias=bias, seen=seen)
     mech = None
     if cfg.mechanisms:
         from fairarena.study.mechanisms import compare_mechanisms
@@ -602,7 +616,7 @@ def transcript_blocks(entries: Sequence[Mapping[str, Any]], cache: dict[str, Any
     def tables(alloc: Mapping[str, Any], title: str) -> list[Any]:
         if cache is None:
             return _allocation_tables(alloc, title, item)
-        key = f"alloc:{item}:{title}" + json.dumps(alloc, sort_keys=True, separators=(",", ":"), default=str)
+        key = f"alloc:{item}:{title}:{alloc!r}"     # the dict as written: its rows' order is the table's
         if key not in cache:
             cache[key] = _allocation_tables(alloc, title, item, cache.setdefault("\0cells", {}))
         return cache[key]
@@ -722,12 +736,12 @@ def _body_blocks(entries: Sequence[Mapping[str, Any]], cache: dict[str, Any] | N
 
 
 def _one_pass(root: Path, rows: Sequence[dict[str, Any]], detailed: set[str], cache: dict[str, Any],
-              packer: Any, bodies: Any) -> dict[str, Any]:
+              packer: Any, bodies: Any, seen: dict[str, Any] | None = None) -> dict[str, Any]:
     """On a freshly run study (``traces.json`` missing or stale), read each selected transcript once for both
     its trace and its report body (before, the traces and the bodies each read every transcript): write
     ``traces.json`` as :func:`load_traces` would (the analysis then reads it) and return the packed bodies
     of the ``detailed`` keys that ``bodies`` does not hold, by key (in the report's order, so the same
-    bytes). Nothing is read when ``traces.json`` is valid."""
+    bytes). Nothing is read when ``traces.json`` is valid. ``seen``: as :func:`load_traces`'s."""
     from fairarena.report.bodycache import transcript_fingerprint
 
     recs = _selected(root, None, None, None, rows)
@@ -736,7 +750,7 @@ def _one_pass(root: Path, rows: Sequence[dict[str, Any]], detailed: set[str], ca
         return {}
     traces, out = [], {}
     for r in recs:
-        entries = read_transcript(root, r)
+        entries = _read_noting(root, r, seen)
         traces.append(trace_of(r, entries))
         key = r["key"]
         if key not in detailed or key in out:
@@ -751,6 +765,31 @@ def _one_pass(root: Path, rows: Sequence[dict[str, Any]], detailed: set[str], ca
             bodies.put(key, fp, packed)
     _save_traces(root, digest, traces)
     return out
+
+
+def _missing_bodies(root: Path, recs: Sequence[Mapping[str, Any]], bodies: Any) -> list[tuple[dict[str, Any], Any]]:
+    """``(record, transcript fingerprint)`` of each debate of ``recs`` (once per key) whose body ``bodies``
+    (a :class:`fairarena.report.bodycache.BodyCache`, or None) does not hold."""
+    from fairarena.report.bodycache import transcript_fingerprint
+
+    out, keys = [], set()
+    for r in recs:
+        if r["key"] in keys:
+            continue
+        keys.add(r["key"])
+        fp = None
+        if bodies is not None:
+            fp = transcript_fingerprint(root / r["transcript"], r.get("transcript_sha256"))
+            if bodies.get(r["key"], fp) is not None:
+                continue
+        out.append((r, fp))
+    return out
+
+
+def _pack_bodies(root: Path, recs: Sequence[Mapping[str, Any]], cache: dict[str, Any], packer: Any) -> dict[str, Any]:
+    """The packed body of each debate of ``recs``, by key, built in this order (so the same bytes as
+    :func:`_debate_item` builds them one by one); run in the report's second process."""
+    return {r["key"]: packer.pack(_body_blocks(read_transcript(root, r), cache)) for r in recs}
 
 
 def _side_values(recs: Sequence[Mapping[str, Any]], metric: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -773,11 +812,14 @@ def _side_values(recs: Sequence[Mapping[str, Any]], metric: str) -> tuple[list[d
 
 
 def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                       details: int | None = DEBATE_DETAILS) -> Any:
-    """The report of a finished study (a :class:`fairarena.report.Report`), by its kind's ``report``."""
+                       details: int | None = DEBATE_DETAILS, jobs: int | None = None) -> Any:
+    """The report of a finished study (a :class:`fairarena.report.Report`), by its kind's ``report``.
+    ``jobs``: 1 builds it in this process; 2 (None: where the machine allows,
+    :func:`fairarena.report.background.can_fork`) renders its figures in a second process meanwhile."""
     from fairarena.study.kinds import kind_of_folder
 
-    return kind_of_folder(root).report(root, test=test, holm=holm, allow_partial=allow_partial, details=details)
+    return kind_of_folder(root).report(root, test=test, holm=holm, allow_partial=allow_partial, details=details,
+                                       jobs=jobs)
 
 
 def _report_records(root: Path, rows: Sequence[dict[str, Any]], cfg: Any, tasks: Sequence[Any]) -> list[dict[str, Any]]:
@@ -788,7 +830,7 @@ def _report_records(root: Path, rows: Sequence[dict[str, Any]], cfg: Any, tasks:
 
 
 def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                      details: int | None = DEBATE_DETAILS, body_cache: bool = True) -> Any:
+                      details: int | None = DEBATE_DETAILS, body_cache: bool = True, jobs: int | None = None) -> Any:
     """A duel study's report (:func:`build_study_report`); see :func:`_build_duel_report`. Python's cyclic
     garbage collector is paused while it is built: building it allocates hundreds of thousands of decoded
     transcript objects and table cells, few of them in cycles, and the collector's repeated full passes over
@@ -800,24 +842,31 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
     gc.disable()
     try:
         return _build_duel_report(root, test=test, holm=holm, allow_partial=allow_partial, details=details,
-                                  body_cache=body_cache)
+                                  body_cache=body_cache, jobs=jobs)
     finally:
         if was:
             gc.enable()
 
 
 def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                       details: int | None = DEBATE_DETAILS, body_cache: bool = True) -> Any:
+                       details: int | None = DEBATE_DETAILS, body_cache: bool = True, jobs: int | None = None) -> Any:
     """A duel study's report (:func:`build_study_report`). Every debate (or the first ``details``) has its
     instance and full transcript in the drill-down, embedded gzip-compressed and rendered when opened.
     ``body_cache``: keep those compressed bodies in ``DIR/report_bodies.json``
     (:class:`fairarena.report.bodycache.BodyCache`: the same bytes, without reading the transcripts
-    again; a damaged or stale file is ignored and rewritten)."""
+    again; a damaged or stale file is ignored and rewritten).
+
+    With a second process (``jobs``; :func:`fairarena.report.background.use_child`) the work is shared: a
+    forked child builds the bodies missing from the cache from the moment the records are read, while this
+    process runs the analysis; then another child draws the two densest figures (joint vs each side, the
+    slopegraphs) while this process draws the others. Without, this process reads each transcript once for
+    both its trace and its body on a fresh study (:func:`_one_pass`). The same bytes either way."""
     from fairarena.study.noise import extras_sections, noise_summary
     from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
                                   joint_vs_sides_figure, means_figure, slopegraph_figure)
 
+    from fairarena.report.background import Background, render_figures, use_child
     from fairarena.report.bodycache import FILE as BODIES, BodyCache
     from fairarena.report.html import BodyPacker
 
@@ -825,39 +874,80 @@ def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
     cache: dict[str, list[Any]] = {}
     bodies = BodyCache(root / BODIES) if body_cache else None
     packer = BodyPacker()
-    pre: dict[str, Any] = {}
+    pre: dict[str, Any] = {}              # packed bodies built ahead of the items, by key
     shown: list[dict[str, Any]] = []      # the drill-down's debates, chosen once the records are read
+    two = use_child(jobs)
+    children: list[Background] = []       # killed and reaped on the way out, whatever happens
+    fps: dict[str, Any] = {}              # the transcript fingerprints of the bodies a child builds
 
-    def prepare(rows: list[dict[str, Any]], cfg: Any, tasks: Sequence[Any]) -> None:
+    def prepare(rows: list[dict[str, Any]], cfg: Any, tasks: Sequence[Any], seen: dict[str, Any]) -> None:
         shown.extend(_report_records(root, rows, cfg, tasks))
         limit = len(shown) if details is None else details
-        pre.update(_one_pass(root, rows, {r["key"] for r in shown[:limit]}, cache, packer, bodies))
+        if not two:
+            pre.update(_one_pass(root, rows, {r["key"] for r in shown[:limit]}, cache, packer, bodies, seen))
+            return
+        missing = _missing_bodies(root, shown[:limit], bodies)
+        if missing:
+            recs = [r for r, _ in missing]
+            fps.update((r["key"], fp) for r, fp in missing)
+            children.append(Background(lambda: _pack_bodies(root, recs, cache, packer), jobs=jobs,
+                                       check=lambda v: isinstance(v, dict) and v.keys() == fps.keys()))
 
-    an, rows = _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial, prepare=prepare)
-    meta = read_study(root)
-    toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
-    tables = duel_tables(an)
-    st, em = an.stats, an.emergence
-    # the paper's three headline metrics where the domain has them, else the domain's first three
-    focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics] or list(st.metrics)[:3]
-    recs = shown
-    limit = len(recs) if details is None else details
-    items = [_debate_item(root, r, k < limit, cache, packer, bodies, pre) for k, r in enumerate(recs)]
-    if bodies is not None:
-        bodies.save()
-    pts_by, lines_by = {}, {}
-    for m in focus:
-        pts_by[m], lines_by[m] = _side_values(recs, m)
-    side_figs = [
-        FigureBlock(joint_vs_sides_figure(pts_by, directions=st.directions, opponents=st.opponents),
-                    caption="The joint recommendation against A's final and against the opponent's final, one point "
-                            "per cohort and opponent (mean over frameworks); dotted: y = x.",
-                    alt="joint vs A and joint vs opponent per cohort"),
-        FigureBlock(slopegraph_figure(lines_by, directions=st.directions, frameworks=st.frameworks,
-                                      opponents=st.opponents),
-                    caption="Each side from its round-1 proposal to its final and to the joint recommendation; grey: "
-                            "one debate, coloured: the mean per framework.",
-                    alt="slopegraphs round 1, final, joint")] if focus else []
+    try:
+        an, rows = _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial, prepare=prepare)
+        body_job = children[0] if children else None
+        meta = read_study(root)
+        toml = (root / "study.toml").read_text(encoding="utf-8") if (root / "study.toml").is_file() else ""
+        tables = duel_tables(an)
+        st, em = an.stats, an.emergence
+        # the paper's three headline metrics where the domain has them, else the domain's first three
+        focus = [m for m in ("esg", "rmg", "gini") if m in st.metrics] or list(st.metrics)[:3]
+        recs = shown
+        limit = len(recs) if details is None else details
+        pts_by, lines_by = {}, {}
+        for m in focus:
+            pts_by[m], lines_by[m] = _side_values(recs, m)
+        # the figures, by name: (builder, caption, alt)
+        specs: dict[str, tuple[Any, str, str]] = {}
+        if (em.get("patching") or {}).get("by_attribute"):
+            specs["patching"] = (lambda: patching_figure(em), "Patching by protected attribute: mean CNSS gain of "
+                                 "the worst-served patients of the opponent's opening.", "")
+        if em.get("feasibility"):
+            specs["feasibility"] = (lambda: feasibility_figure(em), "Feasibility per stage.", "")
+        for m in focus:
+            specs[f"means:{m}"] = (lambda m=m: means_figure(st, m), f"{m}: final means with 95% bootstrap CIs", "")
+        if focus and st.opponents and em.get("trajectories"):
+            specs["trajectory"] = (lambda: trajectory_figure(em, focus, st.opponents, st.frameworks),
+                                   "Metric trajectories over rounds per framework and opponent (mean over debates "
+                                   "of feasible proposals)", "")
+        if focus:
+            specs["joint"] = (lambda: joint_vs_sides_figure(pts_by, directions=st.directions, opponents=st.opponents),
+                              "The joint recommendation against A's final and against the opponent's final, one "
+                              "point per cohort and opponent (mean over frameworks); dotted: y = x.",
+                              "joint vs A and joint vs opponent per cohort")
+            specs["slopes"] = (lambda: slopegraph_figure(lines_by, directions=st.directions, frameworks=st.frameworks,
+                                                         opponents=st.opponents),
+                               "Each side from its round-1 proposal to its final and to the joint recommendation; "
+                               "grey: one debate, coloured: the mean per framework.", "slopegraphs round 1, final, joint")
+        away = [n for n in specs if n in ("joint", "slopes")] if two else []     # the densest: to a child
+        children.append(fig_job := render_figures([specs[n][0] for n in away], jobs=jobs))
+        svgs = dict(zip((here := [n for n in specs if n not in away]),
+                        render_figures([specs[n][0] for n in here], jobs=1).result()))
+        if body_job is not None:          # the bodies the child built: into the page and the cache
+            pre.update(built := body_job.result())
+            if bodies is not None:
+                for key, pk in built.items():
+                    bodies.put(key, fps[key], pk)
+        items = [_debate_item(root, r, k < limit, cache, packer, bodies, pre) for k, r in enumerate(recs)]
+        if bodies is not None:
+            bodies.save()
+        svgs.update(zip(away, fig_job.result()))
+    finally:
+        for child in children:
+            child.close()
+
+    def figs(*names: str) -> list[Any]:
+        return [FigureBlock(svgs[n], caption=specs[n][1], alt=specs[n][2]) for n in names if n in specs]
     prov = meta.get("provenance") or {}
     sections = [
         Section("Study", [KeyValues({"folder": str(root), **{k: v for k, v in an.status.items() if k != "failed_keys"}},
@@ -870,19 +960,9 @@ def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
                  "closing's objectives; docs/study.md), compared with the debate's joint recommendation."),
             tables["deliberation_vs_mechanisms"]])] if "deliberation_vs_mechanisms" in tables else []),
         Section("Emergence", [Text(noise_summary(an.extras)), *_emergence_tables(an),
-                              *([FigureBlock(patching_figure(em), caption="Patching by protected attribute: mean "
-                                             "CNSS gain of the worst-served patients of the opponent's opening.")]
-                                if (em.get("patching") or {}).get("by_attribute") else []),
-                              *([FigureBlock(feasibility_figure(em), caption="Feasibility per stage.")]
-                                if em.get("feasibility") else [])]),
+                              *figs("patching", "feasibility")]),
         *extras_sections(an.extras, tables),
-        Section("Figures", [*(FigureBlock(means_figure(st, m), caption=f"{m}: final means with 95% bootstrap CIs")
-                              for m in focus),
-                            *([FigureBlock(trajectory_figure(em, focus, st.opponents, st.frameworks),
-                                           caption="Metric trajectories over rounds per framework and opponent "
-                                                   "(mean over debates of feasible proposals)")]
-                              if focus and st.opponents and em.get("trajectories") else []),
-                            *side_figs]),
+        Section("Figures", figs(*(f"means:{m}" for m in focus), "trajectory", "joint", "slopes")),
         Section("Debates", [Text(f"{len(items)} debates; "
                                  + ("each" if limit >= len(items) else f"the first {limit}")
                                  + " with its instance (the domain's tables and the problem's capacities and needs) "

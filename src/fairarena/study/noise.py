@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fairarena.fsutil import loads_json
+
 OPTIMA = "optima.json"              # per-cohort framework optima (metrics), keyed by the cohort's digest
 TRANSCRIPT_ROWS = "copies.json"     # per-debate copy rates, valid while the transcripts are the same
 SCRIPTED = "scripted:negotiator"
@@ -71,7 +73,7 @@ def _cached(path: Path, digest: str, compute: Any) -> Any:
 
     if path.is_file():
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = loads_json(path.read_bytes())
             if data.get("digest") == digest:
                 return data["value"]
         except (ValueError, KeyError, TypeError):
@@ -84,15 +86,22 @@ def _cached(path: Path, digest: str, compute: Any) -> Any:
     return value
 
 
-def copy_rows(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> list[list[dict[str, Any]]]:
+def copy_rows(root: str | Path, recs: Sequence[Mapping[str, Any]],
+              seen: Mapping[str, Any] | None = None) -> list[list[dict[str, Any]]]:
     """:func:`fairarena.stats.transcripts.copy_rates` of every debate's transcript (cached in
-    ``DIR/copies.json`` while the transcripts are the same)."""
+    ``DIR/copies.json`` while the transcripts are the same). ``seen``: the turns
+    (:func:`~fairarena.stats.transcripts.debate_turns`) of transcripts read already, by key (read here
+    otherwise)."""
     from fairarena.study.store import read_transcript
     from fairarena.stats.transcripts import copy_rates, debate_turns
 
     root = Path(root)
-    return _cached(root / TRANSCRIPT_ROWS, _digest(recs),
-                   lambda: [copy_rates(debate_turns(read_transcript(root, r))) for r in recs])
+    seen = seen or {}
+
+    def turns(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+        hit = seen.get(r["key"])
+        return hit if hit is not None else debate_turns(read_transcript(root, r))
+    return _cached(root / TRANSCRIPT_ROWS, _digest(recs), lambda: [copy_rates(turns(r)) for r in recs])
 
 
 def cohort_optima(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
@@ -135,7 +144,7 @@ def uses_models(recs: Sequence[Mapping[str, Any]]) -> bool:
 
 def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Sequence[Mapping[str, Any]],
                  directions: Mapping[str, str], *, test: str = "auto", n_resamples: int | None = None,
-                 holm: bool = True, bias: bool | None = None) -> dict[str, Any]:
+                 holm: bool = True, bias: bool | None = None, seen: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Repeated samples, nulls and transcript analyses of a duel study (JSON-ready):
 
     ``samples`` (:func:`~fairarena.stats.samples.samples_table` rows), ``noise``
@@ -144,7 +153,7 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
     scripted negotiator opens at the optima by construction and the optima cost a MILP per framework and
     cohort). ``traces``: the framework-aligned debates' traces (:func:`study_analysis.load_traces`).
     ``holm``: correct the null tests over the report (default on). Traces of repeats (samples > 0) that
-    ``traces`` lacks are read here."""
+    ``traces`` lacks are read here. ``seen``: turns of transcripts read already, by key (:func:`copy_rows`)."""
     from fairarena.study.traces import trace_of
     from fairarena.study.store import read_transcript
     from fairarena.stats import DEFAULT_RESAMPLES
@@ -159,7 +168,7 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
     have = {t["key"] for t in traces}
     traces = [*traces, *(trace_of(r, read_transcript(root, r)) for r in recs if r["key"] not in have)]  # samples > 0
     frame = finals_frame(recs, list(directions))
-    copies = copy_summary(copy_rows(root, [*recs, *ctrl_recs]))
+    copies = copy_summary(copy_rows(root, [*recs, *ctrl_recs], seen))
     do_bias = uses_models(recs) if bias is None else bias
     confusion = bias_confusion([*traces, *control], cohort_optima(root, recs)) if do_bias and recs else None
     noise = noise_report(traces, control, directions, finals=frame,

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from fairarena.errors import FairArenaError, InputError
-from fairarena.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, json_default
+from fairarena.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, json_default, loads_json
 from fairarena.study.design import DebateTask, StudyConfig, cohort_of, expand, prompt_version
 from fairarena.llm.wrappers import LimitedModel  # noqa: F401 - the server limit lives in the model layer now
 
@@ -108,7 +108,7 @@ def inspect_record(root: str | Path, key: str, task: DebateTask | None = None, *
     except OSError as exc:
         return None, f"cannot be read ({exc.strerror})"
     try:
-        rec = json.loads(raw)
+        rec = loads_json(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         return None, "empty (a power loss?)" if not raw.strip() else f"not valid JSON ({_json_why(exc)})"
     problem = record_problem(rec, key, task)
@@ -268,7 +268,7 @@ def _read_results_file(p: Path) -> list[dict[str, Any]] | None:
     for line in text.splitlines():
         if line:
             try:
-                r = json.loads(line)
+                r = loads_json(line)
             except ValueError:
                 return None
             if not isinstance(r, dict) or record_problem(r, str(r.get("key"))) is not None:
@@ -413,11 +413,12 @@ class StudyStatus:
         return out
 
 
-def _status_of(root: Path, tasks: Sequence[DebateTask], *, verify: bool = False
-               ) -> tuple[StudyStatus, dict[str, str]]:
+def _status_of(root: Path, tasks: Sequence[DebateTask], *, verify: bool = False,
+               keep: list[dict[str, Any]] | None = None) -> tuple[StudyStatus, dict[str, str]]:
     """Counts and each finished key's status. Every record read is checked (:func:`inspect_record`: JSON,
     schema, its own key and task; with ``verify`` its transcript's hash too); a damaged one is listed in
-    ``damaged`` and counted as pending, never as finished."""
+    ``damaged`` and counted as pending, never as finished. ``keep``: a list the sound records are appended
+    to, in task order (what :func:`rebuild_results` would write)."""
     have = finished_keys(root)
     want = {t.key for t in tasks}
     status: dict[str, str] = {}
@@ -427,6 +428,8 @@ def _status_of(root: Path, tasks: Sequence[DebateTask], *, verify: bool = False
             rec, problem = inspect_record(root, t.key, t, verify=verify)
             if rec is not None:
                 status[t.key] = rec["status"]
+                if keep is not None:
+                    keep.append(rec)
             elif problem is not None:
                 damaged.append({"key": t.key, "file": str(record_path(root, t.key).relative_to(root)),
                                 "problem": problem})
@@ -438,10 +441,11 @@ def _status_of(root: Path, tasks: Sequence[DebateTask], *, verify: bool = False
                        run_state(root)), status
 
 
-def study_status(root: str | Path, *, verify: bool = False) -> StudyStatus:
+def study_status(root: str | Path, *, verify: bool = False, keep: list[dict[str, Any]] | None = None) -> StudyStatus:
+    """The folder's :class:`StudyStatus` (every record read and checked); ``keep``: see :func:`_status_of`."""
     root = Path(root)
     _, tasks = study_tasks(root)
-    return _status_of(root, tasks, verify=verify)[0]
+    return _status_of(root, tasks, verify=verify, keep=keep)[0]
 
 
 QUARANTINE = "quarantine"
@@ -487,13 +491,17 @@ def repair(root: str | Path, *, verify: bool = True) -> tuple[StudyStatus, list[
     return after, before.damaged
 
 
-def check_finished(root: str | Path, *, allow_partial: bool = False) -> dict[str, Any]:
+def check_finished(root: str | Path, *, allow_partial: bool = False,
+                   keep: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The folder's status; an InputError unless it is a study folder whose debates all finished ``ok``
-    (with ``allow_partial``: at least one did). A damaged record: :class:`StudyDamageError` naming it."""
+    (with ``allow_partial``: at least one did). A damaged record: :class:`StudyDamageError` naming it.
+    ``keep``: a list that receives every record read, in task order -- the study's results as
+    :func:`load_results` gives them, taken from the record files this check read anyway (an analysis
+    then needs neither ``results.jsonl`` nor a second check of each record)."""
     root = Path(root)
     if not root.is_dir():
         raise InputError("dir", str(root), "a study folder (it does not exist)")
-    st = study_status(root).to_dict()          # InputError when there is no study.json
+    st = study_status(root, keep=keep).to_dict()          # InputError when there is no study.json
     if st.get("damaged"):
         d = st["damaged"][0]
         more = f" (and {len(st['damaged']) - 1} more records)" if len(st["damaged"]) > 1 else ""
