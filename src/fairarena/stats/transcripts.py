@@ -150,32 +150,45 @@ class _History:
 def copy_rates(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per turn (after the first turn of the other agent): ``cells_same``, ``cells_adopted``,
     ``text_copied``, ``text_history`` (module docstring). A cell absent from a mapping counts as 0; the
-    cells compared are those either turn names. NaN where a measure has nothing to compare."""
+    cells compared are those either turn names. NaN where a measure has nothing to compare. Each turn's
+    words, cells and n-grams are found once (a turn is compared as the other's and as its own previous)."""
     out = []
     last: dict[str, Mapping[str, Any]] = {}
-    said: dict[int, tuple[list[str], list[str]]] = {}      # a turn's justification's and critique's words
+    # per turn (by id): the justification's words, the critique's words, the cells, the n-grams of both texts
+    memo: dict[int, list[Any]] = {}
     history, seen = _History(), False
     for t in turns:
         me = t["agent"]
         other = next((last[a] for a in last if a != me), None)
         own = last.get(me)
-        said[id(t)] = words = (_words(t.get("justification", "")), _words(t.get("critique", "")))
+        words = (_words(t.get("justification", "")), _words(t.get("critique", "")))
+        x = _cells(t.get("allocation") or {}) if other is not None else None
+        memo[id(t)] = m = [words[0], words[1], x, None]
         g = _grams(words[0])
         row = {"agent": me, "stage": t["stage"], "attempt": t.get("attempt", 0), "cells_same": math.nan,
                "cells_adopted": math.nan, "text_copied": math.nan,
                "text_history": _share(g, history.set()) if seen else math.nan}
         if other is not None:
-            x, y = _cells(t.get("allocation") or {}), _cells(other.get("allocation") or {})
+            om = memo[id(other)]
+            y = om[2] if om[2] is not None else _cells(other.get("allocation") or {})
+            om[2] = y
             keys = set(x) | set(y)
             if keys and x:
-                row["cells_same"] = sum(_same(x.get(k, 0.0), y.get(k, 0.0)) for k in keys) / len(keys)
+                get_x, get_y = x.get, y.get
+                row["cells_same"] = sum(abs(get_x(k, 0.0) - get_y(k, 0.0)) <= CELL_TOL for k in keys) / len(keys)
                 if own is not None:
-                    o = _cells(own.get("allocation") or {})
-                    moved = [k for k in keys if not _same(o.get(k, 0.0), y.get(k, 0.0))]
+                    wm = memo[id(own)]
+                    o = wm[2] if wm[2] is not None else _cells(own.get("allocation") or {})
+                    wm[2] = o
+                    moved = [k for k in keys if not abs(o.get(k, 0.0) - get_y(k, 0.0)) <= CELL_TOL]
                     if moved:
-                        row["cells_adopted"] = sum(_same(x.get(k, 0.0), y.get(k, 0.0)) for k in moved) / len(moved)
-            ow = said[id(other)]
-            row["text_copied"] = _share(g, _grams(ow[0] + ow[1]))   # ngrams(justification + "\n" + critique)
+                        row["cells_adopted"] = sum(abs(get_x(k, 0.0) - get_y(k, 0.0)) <= CELL_TOL
+                                                   for k in moved) / len(moved)
+            if om[3] is None:
+                om[3] = _grams(om[0] + om[1])                  # ngrams(justification + "\n" + critique)
+            row["text_copied"] = _share(g, om[3])
+        if m[2] is None:
+            m[2] = _cells(t.get("allocation") or {})
         out.append(row)
         last[me] = t
         history.add(words[0])
