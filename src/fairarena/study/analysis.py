@@ -812,10 +812,12 @@ def _side_values(recs: Sequence[Mapping[str, Any]], metric: str) -> tuple[list[d
 
 
 def build_study_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                       details: int | None = DEBATE_DETAILS, jobs: int | None = None) -> Any:
+                       details: int | None = DEBATE_DETAILS, jobs: int | None = 1) -> Any:
     """The report of a finished study (a :class:`fairarena.report.Report`), by its kind's ``report``.
-    ``jobs``: 1 builds it in this process; 2 (None: where the machine allows,
-    :func:`fairarena.report.background.can_fork`) renders its figures in a second process meanwhile."""
+    ``jobs``: 1 (the default) builds it in this process; 2 also in a forked child
+    (:mod:`fairarena.report.background`: the same bytes, sooner on a second core); None: 2 where
+    :func:`fairarena.report.background.can_fork` (Linux, two or more CPUs), else 1 -- what ``fairarena
+    study report`` does unless ``--jobs`` says otherwise."""
     from fairarena.study.kinds import kind_of_folder
 
     return kind_of_folder(root).report(root, test=test, holm=holm, allow_partial=allow_partial, details=details,
@@ -830,7 +832,7 @@ def _report_records(root: Path, rows: Sequence[dict[str, Any]], cfg: Any, tasks:
 
 
 def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                      details: int | None = DEBATE_DETAILS, body_cache: bool = True, jobs: int | None = None) -> Any:
+                      details: int | None = DEBATE_DETAILS, body_cache: bool = True, jobs: int | None = 1) -> Any:
     """A duel study's report (:func:`build_study_report`); see :func:`_build_duel_report`. Python's cyclic
     garbage collector is paused while it is built: building it allocates hundreds of thousands of decoded
     transcript objects and table cells, few of them in cycles, and the collector's repeated full passes over
@@ -849,7 +851,7 @@ def build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fals
 
 
 def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                       details: int | None = DEBATE_DETAILS, body_cache: bool = True, jobs: int | None = None) -> Any:
+                       details: int | None = DEBATE_DETAILS, body_cache: bool = True, jobs: int | None = 1) -> Any:
     """A duel study's report (:func:`build_study_report`). Every debate (or the first ``details``) has its
     instance and full transcript in the drill-down, embedded gzip-compressed and rendered when opened.
     ``body_cache``: keep those compressed bodies in ``DIR/report_bodies.json``

@@ -307,7 +307,7 @@ def _note(note: Any) -> str:
 
 
 def build_council_report(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                         details: int | None = None, jobs: int | None = None) -> Any:
+                         details: int | None = None, jobs: int | None = 1) -> Any:
     """The report of a finished council study (a :class:`fairarena.report.Report`). Every instance is in
     the drill-down with its rows, its instance and its debate's transcript (``details`` is the duel report's
     transcript count and ``jobs`` its second process; both unused here: its two figures are rendered in
