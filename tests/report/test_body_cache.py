@@ -218,3 +218,28 @@ def test_a_failing_child_costs_time_not_results(study, tmp_path, monkeypatch):
     monkeypatch.setattr(bg, "_child", lambda fn, parent, w: os._exit(3))
     page, reads = _page(root, monkeypatch, jobs=2)
     assert page == plain and reads == 16
+
+
+@needs_fork
+def test_a_fresh_analysis_reads_half_its_transcripts_in_a_second_process_to_the_same_numbers(study, tmp_path,
+                                                                                              monkeypatch):
+    """jobs=2 on a fresh folder: this process reads the first half of the transcripts, a forked child the
+    second; the statistics, traces.json and copies.json are those of one process."""
+    import fairarena.study.analysis as an
+    from fairarena.study.noise import TRANSCRIPT_ROWS
+
+    monkeypatch.setattr(an, "SPLIT_AT", 2)        # the 16-debate study is split (real studies: 200 or more)
+    roots = {jobs: _fresh(study, tmp_path, f"jobs{jobs}") for jobs in (1, 2)}
+    docs, reads = {}, {}
+    real = an.read_transcript
+    for jobs, root in roots.items():
+        (root / TRANSCRIPT_ROWS).unlink(missing_ok=True)
+        n = []
+        monkeypatch.setattr(an, "read_transcript", lambda r, rec: n.append(1) or real(r, rec))
+        doc = an.analyse_study(root, jobs=jobs).to_dict()
+        monkeypatch.setattr(an, "read_transcript", real)
+        doc.pop("seconds", None)
+        docs[jobs], reads[jobs] = json.dumps(doc, sort_keys=True, default=str).replace(str(root), "DIR"), len(n)
+    assert docs[1] == docs[2] and reads == {1: 16, 2: 8}
+    for name in (an.TRACES, TRANSCRIPT_ROWS):
+        assert (roots[1] / name).read_bytes() == (roots[2] / name).read_bytes()

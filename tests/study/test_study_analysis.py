@@ -211,11 +211,13 @@ def test_unfinished_or_missing_folders_are_refused(study_dir, tmp_path):
     r = subprocess.run([*CLI, "report", str(study_dir), "--out", str(tmp_path / "no" / "r.html")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "existing folder" in r.stderr and not (study_dir / "traces.json").exists()
-    for jobs in ("0", "3", "-1"):                   # the report's processes: 1 or 2, checked before any work
-        r = subprocess.run([*CLI, "report", str(study_dir), "--out", str(tmp_path / "r.html"), "--jobs", jobs],
+    for cmd, jobs in (("report", "0"), ("report", "3"), ("report", "-1"), ("stats", "3"), ("tables", "0")):
+        out = ["--out", str(tmp_path / ("r.html" if cmd == "report" else "t"))] if cmd != "stats" else []
+        r = subprocess.run([*CLI, cmd, str(study_dir), *out, "--jobs", jobs],   # 1 or 2, checked before any work
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 2 and r.stderr.strip() == f"error: --jobs = {jobs}: expected an integer from 1 to 2 " \
-            "processes" and not (tmp_path / "r.html").exists() and not (study_dir / "traces.json").exists()
+            "processes" and not (tmp_path / "r.html").exists() and not (tmp_path / "t").exists()
+        assert not (study_dir / "traces.json").exists()
     r = subprocess.run([*CLI, "stats", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "study.json" in r.stderr and "Traceback" not in r.stderr
     rec = next((study_dir / "debates").glob("*/*.json"))

@@ -93,13 +93,16 @@ def _save_traces(root: Path, digest: str, traces: list[dict[str, Any]]) -> None:
 
 def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | None = None,
                 closing: str | None = None, cache: bool = True,
-                rows: Sequence[dict[str, Any]] | None = None, seen: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """The traces of the selected debates. Reading every transcript costs about 2 ms a debate (mostly
+                rows: Sequence[dict[str, Any]] | None = None, seen: dict[str, Any] | None = None,
+                jobs: int | None = 1) -> list[dict[str, Any]]:
+    """The traces of the selected debates. Reading every transcript costs about 0.4 ms a debate (mostly
     JSON decoding of the prompts), so the traces are kept in ``DIR/traces.json`` under a digest of the
     selected keys and their transcripts' SHA-256: a later call with the same transcripts reads that
-    file; any other change recomputes it. ``seen``: a dict that receives each transcript read here as its
-    :func:`fairarena.stats.transcripts.debate_turns`, by key (the copy measures then read no transcript
-    again: :func:`fairarena.study.noise.copy_rows`)."""
+    file; any other change recomputes it. ``seen``: a dict that receives the copy measures
+    (:func:`fairarena.stats.transcripts.copy_rates`) of each transcript read here, by key (they then read
+    no transcript again: :func:`fairarena.study.noise.copy_rows`). ``jobs``: 2 (None: where
+    :func:`fairarena.report.background.can_fork`) reads the second half of the transcripts in a forked
+    child (:class:`fairarena.report.background.Background`: the same traces, sooner on a second core)."""
     root = Path(root)
     recs = _selected(root, capacity, seed, closing, rows)
     digest = _traces_digest(recs)
@@ -107,19 +110,42 @@ def load_traces(root: str | Path, *, capacity: str | None = None, seed: int | No
         hit = _cached_traces(root, digest)
         if hit is not None:
             return hit
-    traces = [trace_of(r, _read_noting(root, r, seen)) for r in recs]
+    from fairarena.report.background import Background, use_child
+
+    half = len(recs) // 2 if len(recs) >= SPLIT_AT and use_child(jobs) else len(recs)
+    later = recs[half:]
+    with Background(lambda: _transcript_pass(root, later, {}), jobs=jobs if later else 1,
+                    check=lambda v: isinstance(v, tuple) and len(v) == 2 and len(v[0]) == len(later)) as child:
+        traces = _transcript_pass(root, recs[:half], seen)[0]
+        if later:
+            more, copies = child.result()
+            traces += more
+            if seen is not None:
+                seen.update(copies)
     if cache:
         _save_traces(root, digest, traces)
     return traces
 
 
+SPLIT_AT = 200
+"""A fresh analysis of at least this many debates reads its transcripts in two processes where it may."""
+
+
+def _transcript_pass(root: Path, recs: Sequence[Mapping[str, Any]], seen: dict[str, Any] | None
+                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The traces of ``recs`` and (into ``seen``, which is returned) their copy measures, each transcript
+    read once."""
+    seen = {} if seen is None else seen
+    return [trace_of(r, _read_noting(root, r, seen)) for r in recs], seen
+
+
 def _read_noting(root: Path, rec: Mapping[str, Any], seen: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """:func:`read_transcript`, its turns noted in ``seen`` (see :func:`load_traces`)."""
+    """:func:`read_transcript`, its copy measures noted in ``seen`` (see :func:`load_traces`)."""
     entries = read_transcript(root, rec)
     if seen is not None:
-        from fairarena.stats.transcripts import debate_turns
+        from fairarena.stats.transcripts import copy_rates, debate_turns
 
-        seen[rec["key"]] = debate_turns(entries)
+        seen[rec["key"]] = copy_rates(debate_turns(entries))
     return entries
 
 
@@ -136,31 +162,32 @@ def _owners() -> dict[str, str]:
 
 
 def analyse_study(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                  n_resamples: int | None = None, bias: bool | None = None) -> Any:
+                  n_resamples: int | None = None, bias: bool | None = None, jobs: int | None = 1) -> Any:
     """The paired statistics of every opponent x framework x metric cell, the emergence measures and
     their nulls, the repeated-samples statistics and the transcript analyses (a :class:`StudyAnalysis`;
     ``bias``: compute the nearest-framework table, by default only when a debate used a language model,
     :func:`fairarena.study.noise.study_extras`); of a council study, its
-    :class:`fairarena.study.council.CouncilAnalysis`."""
+    :class:`fairarena.study.council.CouncilAnalysis`. ``jobs``: a duel study's fresh transcript pass in one
+    process (1, the default) or two (:func:`load_traces`; None: as ``fairarena study stats`` chooses)."""
     from fairarena.study.kinds import kind_of_folder
 
     kind = kind_of_folder(root)
     kw: dict[str, Any] = dict(test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples)
-    if kind.name == "duel":   # the duel's own option (a council's analysis has no transcript analyses)
-        kw["bias"] = bias
+    if kind.name == "duel":   # the duel's own options (a council's analysis has no transcript analyses)
+        kw.update(bias=bias, jobs=jobs)
     return kind.analyse(root, **kw)
 
 
 def analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
-                 n_resamples: int | None = None, bias: bool | None = None) -> StudyAnalysis:
+                 n_resamples: int | None = None, bias: bool | None = None, jobs: int | None = 1) -> StudyAnalysis:
     """A duel study's :class:`StudyAnalysis` (:func:`analyse_study`)."""
     return _analyse_duel(root, test=test, holm=holm, allow_partial=allow_partial, n_resamples=n_resamples,
-                         bias=bias)[0]
+                         bias=bias, jobs=jobs)[0]
 
 
 def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, allow_partial: bool = False,
                   n_resamples: int | None = None, bias: bool | None = None,
-                  prepare: Any = None) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
+                  prepare: Any = None, jobs: int | None = 1) -> tuple[StudyAnalysis, list[dict[str, Any]]]:
     """:func:`analyse_duel` and the records it read (the report uses them rather than reading them again).
     ``prepare``: called with the records, the design and its tasks once they are read and checked, before the
     traces are loaded (the report's single pass over the transcripts, :func:`_one_pass`)."""
@@ -175,7 +202,7 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     rows: list[dict[str, Any]] = []
     status = check_finished(root, allow_partial=allow_partial, keep=rows)   # every record read once, here
     cfg, tasks = study_tasks(root)
-    seen: dict[str, Any] = {}          # the turns of transcripts read on the way, by key (read each once)
+    seen: dict[str, Any] = {}          # the copy measures of transcripts read on the way, by key (read each once)
     if prepare is not None:
         prepare(rows, cfg, tasks, seen)
     pairs = _participant_duel(cfg)
@@ -188,7 +215,7 @@ def _analyse_duel(root: str | Path, *, test: str = "auto", holm: bool = False, a
     st = compare_table(recs, directions, test=test, correction="holm" if holm else "none",
                        n_resamples=DEFAULT_RESAMPLES if n_resamples is None else n_resamples, observed_only=pairs)
     means = {(c.opponent, c.framework, c.metric): c.result.mean_a for c in st.cells}
-    traces = load_traces(root, rows=rows, seen=seen)
+    traces = load_traces(root, rows=rows, seen=seen, jobs=jobs)
     em = emergence(traces, directions, means, _owners())
     from fairarena.study.noise import study_extras
 
@@ -334,7 +361,7 @@ def mechanisms_table(mech: Mapping[str, Any], digits: int = 3) -> Any:
                         "scripted agents)."))
 
 
-def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False,
+def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False, jobs: int | None = 1,
                        allow_partial: bool = False) -> list[Path]:
     """Tables 2 and 3 as Markdown, LaTeX and CSV in ``out`` (plus the emergence measures as JSON); of a
     council study, its two tables (plus the analysis as ``council.json``).
@@ -348,7 +375,7 @@ def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto",
     from fairarena.study.fileset import write_file_set
     from fairarena.study.kinds import kind_of_analysis
 
-    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial)
+    an = analyse_study(root, test=test, holm=holm, allow_partial=allow_partial, jobs=jobs)
     texts: dict[str, str] = {}
     for name, t in study_tables(an).items():
         for f in ("markdown", "latex", "csv"):

@@ -188,6 +188,20 @@ def status_cmd(
 _TEST_HELP = "auto (Shapiro-Wilk then t or Wilcoxon per cell) | wilcoxon | ttest"
 
 
+_ANALYSIS_JOBS_HELP = ("Processes: 2 reads the second half of the transcripts in a second process when the folder's "
+                       "trace cache must be built (a study's first analysis), 1 reads them all in this one (default: "
+                       "2 on Linux with two or more CPUs, else 1). The same numbers either way.")
+
+
+def _check_jobs(jobs: Optional[int]) -> None:
+    """``--jobs``: 1 or 2 processes (None: the machine's choice), checked before any work."""
+    if jobs is not None:
+        from fairarena.inputs import check_int
+
+        check_int(jobs, "--jobs", low=1, high=2, unit="processes")
+
+
+
 @study_app.command("stats")
 @cli_errors
 def stats_cmd(
@@ -198,14 +212,16 @@ def stats_cmd(
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
     progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
                                          "stderr when it is not a terminal (0: every 0.2 s); none with --json."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help=_ANALYSIS_JOBS_HELP),
 ) -> None:
     """Tables 2 and 3 (means; paired tests and effect sizes) and the emergence analysis of a finished study."""
     from fairarena.progress import Progress, check_every
     from fairarena.study.analysis import analyse_study, study_tables
 
     every = check_every(progress_every)
+    _check_jobs(jobs)
     with Progress("study stats", every=every, enabled=not as_json) as bar, bar.ticking():
-        an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial)
+        an = analyse_study(out, test=test, holm=holm, allow_partial=allow_partial, jobs=jobs)
     if as_json:
         emit_json(an.to_dict())
         return
@@ -243,17 +259,19 @@ def tables_cmd(
     allow_partial: bool = typer.Option(False, "--allow-partial", help="Analyse the debates that finished ok."),
     progress_every: float = typer.Option(10.0, "--progress-every", help="Seconds between 'still working' lines on "
                                          "stderr when it is not a terminal (0: every 0.2 s)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", help=_ANALYSIS_JOBS_HELP),
 ) -> None:
     """Tables 2 and 3 of a finished study as Markdown, LaTeX and CSV."""
     from fairarena.progress import Progress, check_every
     from fairarena.study.analysis import write_study_tables
 
     every = check_every(progress_every)
+    _check_jobs(jobs)
     if dest.exists() and not dest.is_dir():
         from fairarena.errors import InputError
         raise InputError("out", str(dest), "a folder (it is a file)")
     with Progress("study tables", every=every) as bar, bar.ticking():
-        written = write_study_tables(out, dest, test=test, holm=holm, allow_partial=allow_partial)
+        written = write_study_tables(out, dest, test=test, holm=holm, allow_partial=allow_partial, jobs=jobs)
     for p in written:
         console.print(f"wrote {p}", highlight=False, soft_wrap=True)
 
@@ -278,12 +296,10 @@ def report_cmd(
     from fairarena.study.analysis import write_study_report
 
     from fairarena.errors import InputError
-    from fairarena.inputs import check_int
     from fairarena.progress import Progress, check_every
 
     every = check_every(progress_every)
-    if jobs is not None:
-        check_int(jobs, "--jobs", low=1, high=2, unit="processes")
+    _check_jobs(jobs)
     if dest.is_dir():
         raise InputError("out", str(dest), "an HTML file path (it is a folder)")
     if not dest.parent.is_dir():

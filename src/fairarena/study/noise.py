@@ -89,19 +89,18 @@ def _cached(path: Path, digest: str, compute: Any) -> Any:
 def copy_rows(root: str | Path, recs: Sequence[Mapping[str, Any]],
               seen: Mapping[str, Any] | None = None) -> list[list[dict[str, Any]]]:
     """:func:`fairarena.stats.transcripts.copy_rates` of every debate's transcript (cached in
-    ``DIR/copies.json`` while the transcripts are the same). ``seen``: the turns
-    (:func:`~fairarena.stats.transcripts.debate_turns`) of transcripts read already, by key (read here
-    otherwise)."""
+    ``DIR/copies.json`` while the transcripts are the same). ``seen``: the copy measures of transcripts
+    read already, by key (the others are read here)."""
     from fairarena.study.store import read_transcript
     from fairarena.stats.transcripts import copy_rates, debate_turns
 
     root = Path(root)
     seen = seen or {}
 
-    def turns(r: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def rates(r: Mapping[str, Any]) -> list[dict[str, Any]]:
         hit = seen.get(r["key"])
-        return hit if hit is not None else debate_turns(read_transcript(root, r))
-    return _cached(root / TRANSCRIPT_ROWS, _digest(recs), lambda: [copy_rates(turns(r)) for r in recs])
+        return hit if hit is not None else copy_rates(debate_turns(read_transcript(root, r)))
+    return _cached(root / TRANSCRIPT_ROWS, _digest(recs), lambda: [rates(r) for r in recs])
 
 
 def cohort_optima(root: str | Path, recs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, dict[str, float]]]:
@@ -153,7 +152,7 @@ def study_extras(root: str | Path, rows: Sequence[Mapping[str, Any]], traces: Se
     scripted negotiator opens at the optima by construction and the optima cost a MILP per framework and
     cohort). ``traces``: the framework-aligned debates' traces (:func:`study_analysis.load_traces`).
     ``holm``: correct the null tests over the report (default on). Traces of repeats (samples > 0) that
-    ``traces`` lacks are read here. ``seen``: turns of transcripts read already, by key (:func:`copy_rows`)."""
+    ``traces`` lacks are read here. ``seen``: copy measures of transcripts read already, by key (:func:`copy_rows`)."""
     from fairarena.study.traces import trace_of
     from fairarena.study.store import read_transcript
     from fairarena.stats import DEFAULT_RESAMPLES
