@@ -115,3 +115,16 @@ def test_the_child_exits_soon_after_its_parent_is_killed(tmp_path):
         assert not _alive(child), "the child outlived its parent by 10 s"
     finally:
         p.kill()
+
+
+def test_no_child_to_be_had_means_the_work_is_done_here(monkeypatch):
+    """fork refused (EAGAIN: the process limit) or no pipe (EMFILE): no error, the value computed here."""
+    import errno
+
+    def refuse(*a):
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+    for name in ("fork", "pipe"):
+        with monkeypatch.context() as m:
+            m.setattr(os, name, refuse)
+            job = bg.Background(lambda: "here", jobs=2)
+            assert not job.forked and job.result() == "here"

@@ -14,6 +14,7 @@ called -- the same value, only later:
 - no ``os.fork`` or not Linux (macOS's system libraries are not safe to use after a fork), or a single
   usable CPU (no second core to gain);
 - ``jobs=1`` (``fairarena study report --jobs 1``);
+- no child can be started (no process, memory or file descriptor left);
 - the child fails, exits without a complete answer, or has not answered :data:`TIMEOUT` seconds after
   :meth:`Background.result` started waiting (it is then killed).
 
@@ -93,11 +94,19 @@ class Background:
         self._r: int | None = None
         if not use_child(jobs):
             return
-        r, w = os.pipe()
         parent = os.getpid()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)   # Python 3.12+: a fork with threads alive
-            pid = os.fork()
+        try:
+            r, w = os.pipe()
+        except OSError:              # no file descriptor left: the work is done here
+            return
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)   # Python 3.12+: a fork with threads alive
+                pid = os.fork()
+        except OSError:              # no process or memory for a child (EAGAIN, ENOMEM): done here
+            os.close(r)
+            os.close(w)
+            return
         if pid == 0:                                              # pragma: no cover - the child
             os.close(r)
             _child(fn, parent, w)
