@@ -208,6 +208,7 @@ def test_plain_stats_prints_table2_and_table3(study_dir):
 
 
 def test_unfinished_or_missing_folders_are_refused(study_dir, tmp_path):
+    (study_dir / "traces.json").unlink()            # the run's cache: a refused command must not write one
     r = subprocess.run([*CLI, "report", str(study_dir), "--out", str(tmp_path / "no" / "r.html")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 2 and "existing folder" in r.stderr and not (study_dir / "traces.json").exists()

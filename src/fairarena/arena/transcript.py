@@ -166,19 +166,25 @@ def prompt_reuse(turns: Iterable[Any]) -> dict[str, Any]:
 
 
 def read_transcript(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """The events of the transcript file ``path`` (:func:`parse_transcript`)."""
+    with open(path, "rb") as fh:
+        return parse_transcript(fh.read(), str(path))
+
+
+def parse_transcript(data: bytes, name: str = "<transcript>") -> list[dict[str, Any]]:
+    """The events of a transcript's bytes (one JSON object per line, a header first); anything else is an
+    :class:`InputError` naming ``name`` (and the line)."""
     from fairarena.fsutil import loads_json
 
     events = []
-    with open(path, "rb") as fh:
-        data = fh.read()
     for k, line in enumerate(data.split(b"\n"), start=1):
         if line.strip():
             try:
                 events.append(loads_json(line))
             except ValueError:            # bad JSON or bytes that are not UTF-8
-                raise InputError("transcript", f"{path}:{k}", "one JSON object per line") from None
-    if not events or events[0].get("type") != "header":
-        raise InputError("transcript", str(path), "a fairarena transcript starting with a header line")
+                raise InputError("transcript", f"{name}:{k}", "one JSON object per line") from None
+    if not events or not isinstance(events[0], dict) or events[0].get("type") != "header":
+        raise InputError("transcript", name, "a fairarena transcript starting with a header line")
     return events
 
 

@@ -34,7 +34,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from fairarena.stats.paired import direction_sign
+from fairarena.stats.directions import direction_sign
 
 TOL = 1e-9
 ATTRIBUTES = ("age band", "gender", "race", "ses", "citizenship")

@@ -149,6 +149,36 @@ def _read_noting(root: Path, rec: Mapping[str, Any], seen: dict[str, Any] | None
     return entries
 
 
+def derive_duel(record: Mapping[str, Any], transcript: bytes) -> dict[str, Any]:
+    """What the analysis wants of one finished debate's transcript -- its trace (:func:`trace_of`) and its
+    copy measures (:func:`fairarena.stats.transcripts.copy_rates`) -- computed by the worker that ran it
+    while the transcript is in memory (the duel kind's ``derive``). :func:`keep_derived` then writes them
+    to the analysis' caches, so a study's first analysis reads no transcript."""
+    from fairarena.arena.transcript import parse_transcript
+    from fairarena.stats.transcripts import copy_rates, debate_turns
+
+    events = parse_transcript(transcript)
+    return {"trace": trace_of(record, events), "copies": copy_rates(debate_turns(events))}
+
+
+def keep_derived(root: str | Path, rows: Sequence[dict[str, Any]], derived: Mapping[str, Any]) -> None:
+    """The duel kind's ``after_run``: ``traces.json`` and ``copies.json`` for the study's records ``rows``,
+    as :func:`load_traces` and :func:`fairarena.study.noise.copy_rows` would write them, from the values
+    the workers derived (:func:`derive_duel`) and, for debates finished before this run, from their
+    transcripts. A cache already up to date is left as it is."""
+    from fairarena.study.noise import copy_rows, selected
+
+    root = Path(root)
+    seen = {k: v["copies"] for k, v in derived.items()}
+    recs = _selected(root, None, None, None, rows)
+    digest = _traces_digest(recs)
+    if _cached_traces(root, digest) is None:
+        traces = [derived[r["key"]]["trace"] if r["key"] in derived else trace_of(r, _read_noting(root, r, seen))
+                  for r in recs]
+        _save_traces(root, digest, traces)
+    copy_rows(root, [*selected(root, rows), *selected(root, rows, control=True)], seen)
+
+
 def _owners() -> dict[str, str]:
     from fairarena.allocation.frameworks import FRAMEWORKS
 

@@ -14,7 +14,11 @@ or report code):
 - ``plan(cfg, tasks, lives)``: ``study plan``'s stand-in debates; ``frame(records)``: the flat results table;
 - ``analyse(root, **options) -> analysis``, ``tables(analysis) -> {name: Table}``, ``files(analysis) ->
   {file name: data}`` (the JSON written beside the tables), ``report(root, **options) -> Report``: the
-  finished study's statistics, tables and report.
+  finished study's statistics, tables and report;
+- ``derive(record, transcript bytes) -> value``: what the analysis will want of one finished debate's
+  transcript, computed by the worker that ran it while the transcript is in memory; ``after_run(root,
+  records, {key: value})``: the runner's last step, which keeps those values where the analysis finds
+  them (both optional; a failure in either costs the analysis a transcript read, never the run).
 
 The generic layers (:func:`fairarena.study.design.expand`, :mod:`fairarena.study.analysis`, the store) ask
 the registry for the design's kind instead of testing the kind themselves. A new kind is one entry here.
@@ -64,6 +68,17 @@ class StudyKind:
     """The kind's design class (:mod:`fairarena.study.designs`): ``design(cfg)`` is the validated design's view."""
     plan_ref: str = ""
     """``plan(cfg, tasks, lives) -> runs``: ``study plan``'s stand-in debates (:mod:`fairarena.study.plan`)."""
+    derive_ref: str = ""
+    """``derive(record, transcript) -> value or None``: per debate, in the worker (see the module notes)."""
+    after_run_ref: str = ""
+    """``after_run(root, records, derived)``: the run's last step, with every value ``derive`` gave."""
+
+    def derive(self, record: dict[str, Any], transcript: bytes) -> Any:
+        return _resolve(self.derive_ref)(record, transcript) if self.derive_ref else None
+
+    def after_run(self, root: str | Path, records: Any, derived: Mapping[str, Any]) -> None:
+        if self.after_run_ref:
+            _resolve(self.after_run_ref)(root, records, derived)
 
     def expand(self, cfg: Any) -> list[Any]:
         return _resolve(self.expand_ref)(cfg)
@@ -124,7 +139,9 @@ KINDS: dict[str, StudyKind] = {
         failed={"rounds": [], "final": {}, "feasible": {}, "metrics": {}},
         frame_ref="fairarena.study.store:_duel_frame",
         design_ref="fairarena.study.designs:DuelDesign",
-        plan_ref="fairarena.study.plan:_duel_runs"),
+        plan_ref="fairarena.study.plan:_duel_runs",
+        derive_ref="fairarena.study.analysis:derive_duel",
+        after_run_ref="fairarena.study.analysis:keep_derived"),
     "council": StudyKind(
         "council", "every member in one debate per instance; the same instance decided by every mechanism",
         expand_ref="fairarena.study.design:expand_council",

@@ -769,12 +769,25 @@ def commit_debate(root: Path, record: dict[str, Any], transcript: bytes) -> None
 # Backends: fairarena.execution's vocabulary (serial, processes, threads, dask)
 # ------------------------------------------------------------------------------------------------
 
-def _run_one(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, Any], bytes]:
+def _run_one(task: DebateTask, opts: RunOptions) -> tuple[DebateTask, dict[str, Any], bytes, Any]:
     rec, data = execute_task(task, opts)
-    return task, rec, data
+    return task, rec, data, _derive(task, rec, data)
 
 
-def _run_chunk(chunk: Sequence[DebateTask], opts: RunOptions) -> list[tuple[DebateTask, dict[str, Any], bytes]]:
+def _derive(task: DebateTask, rec: dict[str, Any], data: bytes) -> Any:
+    """The task's kind's ``derive`` of a finished debate (what the analysis will want of its transcript),
+    in the worker; None when it has none or it fails (the analysis then reads the transcript)."""
+    if rec.get("status") != "ok":
+        return None
+    try:
+        from fairarena.study.kinds import kind_of_task
+
+        return kind_of_task(task).derive(rec, data)
+    except Exception:      # noqa: BLE001 - never a reason to lose a debate
+        return None
+
+
+def _run_chunk(chunk: Sequence[DebateTask], opts: RunOptions) -> list[tuple[DebateTask, dict[str, Any], bytes, Any]]:
     return [_run_one(task, opts) for task in chunk]
 
 
@@ -793,9 +806,11 @@ def cohort_chunks(tasks: Sequence[DebateTask]) -> list[list[DebateTask]]:
 
 
 def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "serial", workers: int | None = None,
-            address: str | None = None, chunked: bool = False) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
+            address: str | None = None, chunked: bool = False,
+            derived: dict[str, Any] | None = None) -> Iterator[tuple[DebateTask, dict[str, Any], bytes]]:
     """Yield ``(task, record, transcript)`` as debates finish, on any backend of :mod:`fairarena.execution`.
-    Workers only compute; the caller writes.
+    Workers only compute; the caller writes. ``derived``: a dict that receives, by key, what each task's
+    kind derived from its finished debate in the worker (:meth:`fairarena.study.kinds.StudyKind.derive`).
 
     ``chunked``: one backend task per cohort (:func:`cohort_chunks`) that runs its debates serially and
     returns them together; they are yielded one by one in task order when the chunk arrives. Keys,
@@ -804,14 +819,19 @@ def execute(tasks: Sequence[DebateTask], opts: RunOptions, *, backend: str = "se
     from fairarena.execution import iter_tasks
 
     tasks = list(tasks)
+
+    def out(task: DebateTask, rec: dict[str, Any], data: bytes, value: Any) -> tuple[DebateTask, dict[str, Any], bytes]:
+        if derived is not None and value is not None:
+            derived[task.key] = value
+        return task, rec, data
     if chunked:
         for _, outs in iter_tasks(functools.partial(_run_chunk, opts=opts), cohort_chunks(tasks),
                                   backend=backend, workers=workers, address=address):
-            yield from outs
+            yield from (out(*o) for o in outs)
         return
-    for _, out in iter_tasks(functools.partial(_run_one, opts=opts), tasks, backend=backend,
-                             workers=workers, address=address):
-        yield out
+    for _, o in iter_tasks(functools.partial(_run_one, opts=opts), tasks, backend=backend,
+                           workers=workers, address=address):
+        yield out(*o)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -965,9 +985,10 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         chunked = backend in CHUNKED_BACKENDS and not live and len(todo) > 1
         if progress:
             progress(0, 0, min(workers, len(todo)), len(todo))
+        derived: dict[str, Any] = {}
         try:
             for task, rec, data in execute(todo, opts, backend=backend, workers=workers, address=address,
-                                           chunked=chunked):
+                                           chunked=chunked, derived=derived):
                 commit_debate(root, rec, data)
                 done += 1
                 if rec["status"] != "ok":
@@ -982,7 +1003,7 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
                                 f"({type(exc).__name__}: {why}); finished debates are saved, rerun to resume") from exc
         if todo:
             after, _ = _status_of(root, tasks)
-            rebuild_results(root, tasks)
+            _after_run(cfg, root, rebuild_results(root, tasks), derived)
         else:   # nothing ran (a resume of a finished study): the table only if a killed run left it stale
             after = before
             if not _results_current(root, status):
@@ -1003,6 +1024,17 @@ def run_study(cfg: StudyConfig, text: str, out: str | Path, *, backend: str = "s
         with open(root / "runs.jsonl", "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec, default=json_default) + "\n")
     return summary
+
+
+def _after_run(cfg: StudyConfig, root: Path, rows: list[dict[str, Any]], derived: Mapping[str, Any]) -> None:
+    """The kind's ``after_run`` (a duel keeps the analysis' transcript caches up to date): never a reason
+    for a run that finished its debates to fail (the analysis computes what is missing)."""
+    from fairarena.study.kinds import study_kind
+
+    try:
+        study_kind(cfg.kind).after_run(root, rows, derived)
+    except Exception:      # noqa: BLE001 - a cache
+        pass
 
 
 def _replica_options(cfg: StudyConfig, specs: Sequence[str]) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
