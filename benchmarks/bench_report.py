@@ -12,12 +12,13 @@ machine the wall time is the CPU time times the contention):
 
 * ``fairarena study report DIR --out FILE`` as a user runs it (wall time of the whole command; target < 10 s
   at 2,000 debates), beside ``fairarena study stats DIR --json`` (the same analysis without the report: the
-  difference is the report's own cost, mostly reading and rendering every transcript). Four ways: fresh (the
-  folder as ``study run`` leaves it: no ``traces.json``, ``copies.json`` or ``report_bodies.json``, so every
-  transcript is read: the first command after a run), cold (only the cache of compressed debate bodies,
-  ``report_bodies.json``, removed: the first report after a ``study stats``), warm (every cache written by the
-  run before), and cold with ``--jobs 1`` (one process: by default the report forks a second one on a machine
-  with two or more CPUs); every file must be the same bytes (checked). CPU includes the forked children;
+  difference is the report's own cost, mostly reading and rendering every transcript). Four ways: no caches
+  (no ``traces.json``, ``copies.json`` or ``report_bodies.json``, so every transcript is read twice: a folder
+  written by an older fairarena, or with its caches deleted), cold (only the cache of compressed debate
+  bodies, ``report_bodies.json``, removed: the folder as ``study run`` leaves it, whose workers derived the
+  traces and copy measures, so the first report after a run), warm (every cache written by the run before),
+  and cold with ``--jobs 1`` (one process: by default the report forks a second one on a machine with two or
+  more CPUs); every file must be the same bytes (checked). CPU includes the forked children;
 * with ``--before SRC`` (another tree's ``src``, e.g. an earlier commit's ``git archive``), the same command
   run with that code in the same session, alternating with this tree's runs (its report is not compared:
   the two versions' pages may differ);
@@ -159,7 +160,8 @@ def main() -> None:
         text = out.read_text(encoding="utf-8")
         size = re.search(r'class="dd-size">([^<]*)', text)
         fmt = lambda ts: f"{min(ts)[0]:.2f} s wall, {min(t[1] for t in ts):.2f} s CPU"   # noqa: E731
-        print(f"{n} debates: study report fresh {fmt(fresh)}, cold {fmt(cold)}, warm {fmt(warm)}, "
+        print(f"{n} debates: study report without caches {fmt(fresh)}, cold (as a run leaves the folder) "
+              f"{fmt(cold)}, warm {fmt(warm)}, "
               f"cold in one process (--jobs 1) {fmt(one)}"
               + (f"; before ({a.before}) {fmt(before)}" if before else "")
               + f"; study stats {stats[0]:.2f} s wall, {stats[1]:.2f} s CPU (best of {a.repeat}; {load()}); "

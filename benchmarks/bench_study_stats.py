@@ -11,9 +11,10 @@ Figures, each the best of ``--repeat`` whole processes as a user runs them, with
 
 * ``fairarena study stats DIR --json`` and ``fairarena study stats DIR`` (the tables): wall and CPU
   (user + sys of the child, from ``resource.getrusage``), with the folder's caches of what the transcripts
-  give (``traces.json``, ``copies.json``) written by the run before;
-* ``study stats --json`` fresh: those caches removed first, as ``study run`` leaves a folder (every
-  transcript read: the first analysis after a run);
+  give (``traces.json``, ``copies.json``) up to date, as ``study run`` leaves them (its workers derive them):
+  the first analysis after a run as every later one;
+* ``study stats --json`` without caches: both removed first (every transcript read: a folder written by an
+  older fairarena, or with its caches deleted);
 * the baseline in the same run: ``fairarena study status DIR --json`` (start-up + reading every record);
 * with ``--before SRC`` (another tree's ``src`` folder, e.g. ``git archive REV src | tar -x -C /tmp/old``),
   ``study stats --json`` of that code too, alternating with this checkout's run by run, and whether both
@@ -94,7 +95,7 @@ def main() -> None:
     def forget() -> None:
         for name in ("traces.json", "copies.json"):
             (root / name).unlink(missing_ok=True)
-    print("`study stats --json` fresh (no traces.json, copies.json):",
+    print("`study stats --json` without caches (no traces.json, copies.json):",
           best([*CLI, "stats", str(root), "--json"], a.repeat, forget))
     if a.before is not None:
         compare(root, a.before.resolve(), a.repeat)
