@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 import typer
 from rich.console import Console
 
-from fairarena.errors import FairArenaError, InputError
+from fairarena.errors import FairArenaError, InputError, interrupt_of
 from fairarena.fsutil import json_default
 
 console = Console()
@@ -68,6 +68,13 @@ def cli_errors(func: F) -> F:
             raise fail(message) from None
         except KeyboardInterrupt:  # after the command's own clean-up ran (locks released, status recorded)
             raise fail("interrupted", code=130) from None
+        except SystemError as exc:     # a signal that landed inside C code: the interrupt, not a traceback
+            sig = interrupt_of(exc)
+            if sig is None:
+                raise
+            if isinstance(sig, KeyboardInterrupt):
+                raise fail("interrupted", code=130) from None
+            raise sig from None
 
     return wrapper  # type: ignore[return-value]
 

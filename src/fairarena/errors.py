@@ -29,3 +29,24 @@ class SolverError(FairArenaError, RuntimeError):
 def _short(value: Any, limit: int = 80) -> str:
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def interrupt_of(exc: BaseException) -> BaseException | None:
+    """The interrupt behind ``exc``: ``exc`` itself when it is a :class:`KeyboardInterrupt` (Ctrl-C) or a
+    :class:`SystemExit` (the CLI turns SIGTERM into ``SystemExit(143)``), else the first such exception in
+    its chain of causes when ``exc`` is a :class:`SystemError`. A signal handler that raises while C code
+    is running a Python callback (numba unpickling a compiled function, for one) surfaces as "SystemError:
+    ... returned a result with an exception set", caused by the interrupt; it is that interrupt, not a
+    failure. None for anything else."""
+    if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+        return exc
+    if not isinstance(exc, SystemError):
+        return None
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, (KeyboardInterrupt, SystemExit)):
+            return cur
+        cur = cur.__cause__ or cur.__context__
+    return None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from fairarena.errors import InputError
+from fairarena.errors import InputError, interrupt_of
 
 # mkstemp creates 0600 files; results get the usual permissions (0666 minus the umask) instead
 _UMASK = os.umask(0o022)
@@ -422,6 +422,10 @@ def output_folder(out: str | os.PathLike[str], command: str, *, force: bool = Fa
                 folder.note(status="failed", finished=_now(), reason="bad input")
             raise
         except BaseException as exc:
+            sig = interrupt_of(exc)
+            if sig is not None:          # a signal that landed inside C code (SystemError caused by it)
+                folder.note(status="interrupted", finished=_now(), reason=type(sig).__name__)
+                raise sig from None
             reason = folder.manifest.get("reason") or f"{type(exc).__name__}: {exc}"[:500]
             folder.note(status="failed", finished=_now(), reason=reason)
             raise

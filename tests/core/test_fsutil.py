@@ -243,3 +243,37 @@ def test_loads_json_gives_nan_as_json_loads_does_so_records_still_compare_equal(
 
     text = '{"gini": NaN, "rounds": [{"gini": NaN}]}'
     assert loads_json(text) == json.loads(text) == loads_json(text.encode())   # one shared NaN object
+
+
+def _signal_inside_c_code(interrupt):
+    """What a signal handler's exception looks like when it fires while C code runs a Python callback
+    (seen in CI: SIGTERM while numba unpickled a compiled function): a SystemError caused by it."""
+    try:
+        raise interrupt
+    except BaseException as exc:
+        raise SystemError("<function _numba_unpickle> returned a result with an exception set") from exc
+
+
+@pytest.mark.parametrize("interrupt, status", [(SystemExit(143), "interrupted"), (KeyboardInterrupt(), "interrupted")])
+def test_a_signal_seen_as_a_system_error_is_still_an_interrupt(tmp_path, interrupt, status):
+    from fairarena.cli_common import cli_errors
+    from fairarena.errors import interrupt_of
+
+    out = tmp_path / "out"
+    with pytest.raises(type(interrupt)):
+        with output_folder(out, "learn"):
+            _signal_inside_c_code(interrupt)
+    assert json.loads((out / ".run.json").read_text())["status"] == status
+    with output_folder(out, "learn", force=True):    # the lock was released
+        pass
+
+    @cli_errors
+    def command():
+        _signal_inside_c_code(interrupt)
+    import typer
+
+    with pytest.raises((SystemExit, typer.Exit)) as exit_:     # Ctrl-C: the one line "interrupted", exit 130
+        command()
+    code = exit_.value.code if isinstance(exit_.value, SystemExit) else exit_.value.exit_code
+    assert code == (143 if isinstance(interrupt, SystemExit) else 130)
+    assert interrupt_of(SystemError("another bug")) is None and interrupt_of(ValueError()) is None

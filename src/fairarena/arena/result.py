@@ -188,7 +188,11 @@ def run_debate(instance: Any, *args: Any, config: DebateConfig | None = None, tr
         error = reason
         raise
     except BaseException as exc:
-        status, reason = "failed", f"{type(exc).__name__}: {exc}"
+        from fairarena.errors import interrupt_of
+
+        sig = interrupt_of(exc)          # a signal that landed inside C code (a SystemError caused by it)
+        status, reason = (("interrupted", f"interrupted ({type(sig).__name__})") if sig is not None
+                          else ("failed", f"{type(exc).__name__}: {exc}"))
         error = reason
         raise
     finally:

@@ -548,7 +548,9 @@ def folder_lock(root: Path, command: str = "study run") -> Iterator[dict[str, An
         try:
             yield state
         except BaseException as exc:
-            status = "interrupted" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "failed"
+            from fairarena.errors import interrupt_of
+
+            status = "interrupted" if interrupt_of(exc) is not None else "failed"
             atomic_write_json(root / ".run.json", {**manifest, "status": status, "finished": _now(),
                                                    "reason": f"{type(exc).__name__}: {exc}"[:500]})
             raise
