@@ -69,18 +69,20 @@ def watch_parent(parent: int, interval: float = PARENT_POLL) -> None:
     """Worker initializer: exit this process (``os._exit``) within ``interval`` seconds of the death of
     process ``parent``, its parent, noticed as a change of ``os.getppid()`` (the kernel reparents an
     orphan). A worker whose parent is already gone exits at once. Runs as a daemon thread, so the
-    worker's tasks are not held up; idempotent (one watchdog per process)."""
+    worker's tasks are not held up; idempotent (one watchdog per process: a process forked from a watched
+    one, whose copy of the flag says watched but which has no thread, starts its own)."""
     global _WATCHING
     if os.getppid() != parent:
         os._exit(70)
-    if _WATCHING:
+    if _WATCHING == os.getpid():
         return
-    _WATCHING = True
+    _WATCHING = os.getpid()
     threading.Thread(target=_watch_loop, args=(parent, interval), name="fairarena-parent-watch",
                      daemon=True).start()
 
 
-_WATCHING = False
+_WATCHING: int | None = None
+"""The process (pid) whose watchdog thread runs; a forked child has the flag but not the thread."""
 
 
 def default_workers() -> int:

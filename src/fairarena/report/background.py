@@ -34,7 +34,6 @@ import pickle
 import select
 import signal
 import sys
-import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -45,29 +44,29 @@ TIMEOUT = 120.0
 before computing the value itself."""
 
 
+def _fork_is_safe() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork")
+
+
 def can_fork() -> bool:
     """Can work go to a forked child here: Linux, ``os.fork``, two or more usable CPUs."""
     from fairarena.execution import default_workers
 
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and default_workers() >= 2
+    return _fork_is_safe() and default_workers() >= 2
 
 
 def use_child(jobs: int | None) -> bool:
     """``jobs`` 2: a child wherever fork is safe (Linux), even on one CPU; 1: never; None: :func:`can_fork`."""
-    if jobs == 1:
-        return False
-    if jobs == 2:
-        return sys.platform.startswith("linux") and hasattr(os, "fork")
-    return can_fork()
+    return jobs != 1 and (_fork_is_safe() if jobs == 2 else can_fork())
 
 
 def _child(fn: Callable[[], Any], parent: int, w: int) -> None:
     """The child's whole life: ``fn()``, its value pickled to ``w``, ``os._exit`` (never returns)."""
     code = 1
     try:
-        from fairarena.execution import PARENT_POLL, _watch_loop
+        from fairarena.execution import watch_parent
 
-        threading.Thread(target=_watch_loop, args=(parent, PARENT_POLL), daemon=True).start()
+        watch_parent(parent)
         warnings.simplefilter("ignore")
         data = pickle.dumps(fn(), protocol=pickle.HIGHEST_PROTOCOL)
         view = memoryview(data)

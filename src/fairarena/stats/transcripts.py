@@ -152,48 +152,36 @@ def copy_rates(turns: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ``text_copied``, ``text_history`` (module docstring). A cell absent from a mapping counts as 0; the
     cells compared are those either turn names. NaN where a measure has nothing to compare. Each turn's
     words, cells and n-grams are found once (a turn is compared as the other's and as its own previous)."""
-    out = []
-    last: dict[str, Mapping[str, Any]] = {}
-    # per turn (by id): the justification's words, the critique's words, the cells, the n-grams of both texts
-    memo: dict[int, list[Any]] = {}
-    history, seen = _History(), False
+    out: list[dict[str, Any]] = []
+    done: list[tuple[dict[tuple[str, str], float], set[tuple[str, ...]]]] = []   # per turn: cells, n-grams said
+    last: dict[str, int] = {}                  # each agent's last turn, by index
+    history = _History()
     for t in turns:
         me = t["agent"]
         other = next((last[a] for a in last if a != me), None)
         own = last.get(me)
-        words = (_words(t.get("justification", "")), _words(t.get("critique", "")))
-        x = _cells(t.get("allocation") or {}) if other is not None else None
-        memo[id(t)] = m = [words[0], words[1], x, None]
-        g = _grams(words[0])
+        said, critique = _words(t.get("justification", "")), _words(t.get("critique", ""))
+        x = _cells(t.get("allocation") or {})
+        g = _grams(said)
         row = {"agent": me, "stage": t["stage"], "attempt": t.get("attempt", 0), "cells_same": math.nan,
                "cells_adopted": math.nan, "text_copied": math.nan,
-               "text_history": _share(g, history.set()) if seen else math.nan}
+               "text_history": _share(g, history.set()) if out else math.nan}
         if other is not None:
-            om = memo[id(other)]
-            y = om[2] if om[2] is not None else _cells(other.get("allocation") or {})
-            om[2] = y
+            y, other_said = done[other]
             keys = set(x) | set(y)
             if keys and x:
-                get_x, get_y = x.get, y.get
-                row["cells_same"] = sum(abs(get_x(k, 0.0) - get_y(k, 0.0)) <= CELL_TOL for k in keys) / len(keys)
+                row["cells_same"] = sum(_same(x.get(k, 0.0), y.get(k, 0.0)) for k in keys) / len(keys)
                 if own is not None:
-                    wm = memo[id(own)]
-                    o = wm[2] if wm[2] is not None else _cells(own.get("allocation") or {})
-                    wm[2] = o
-                    moved = [k for k in keys if not abs(o.get(k, 0.0) - get_y(k, 0.0)) <= CELL_TOL]
+                    o = done[own][0]
+                    moved = [k for k in keys if not _same(o.get(k, 0.0), y.get(k, 0.0))]
                     if moved:
-                        row["cells_adopted"] = sum(abs(get_x(k, 0.0) - get_y(k, 0.0)) <= CELL_TOL
-                                                   for k in moved) / len(moved)
-            if om[3] is None:
-                om[3] = _grams(om[0] + om[1])                  # ngrams(justification + "\n" + critique)
-            row["text_copied"] = _share(g, om[3])
-        if m[2] is None:
-            m[2] = _cells(t.get("allocation") or {})
+                        row["cells_adopted"] = sum(_same(x.get(k, 0.0), y.get(k, 0.0)) for k in moved) / len(moved)
+            row["text_copied"] = _share(g, other_said)
+        last[me] = len(out)
+        done.append((x, _grams(said + critique)))      # ngrams(justification + "\n" + critique)
         out.append(row)
-        last[me] = t
-        history.add(words[0])
-        history.add(words[1])
-        seen = True
+        history.add(said)
+        history.add(critique)
     return out
 
 

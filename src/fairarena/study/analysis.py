@@ -391,8 +391,8 @@ def mechanisms_table(mech: Mapping[str, Any], digits: int = 3) -> Any:
                         "scripted agents)."))
 
 
-def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False, jobs: int | None = 1,
-                       allow_partial: bool = False) -> list[Path]:
+def write_study_tables(root: str | Path, out: str | Path, *, test: str = "auto", holm: bool = False,
+                       allow_partial: bool = False, jobs: int | None = 1) -> list[Path]:
     """Tables 2 and 3 as Markdown, LaTeX and CSV in ``out`` (plus the emergence measures as JSON); of a
     council study, its two tables (plus the analysis as ``council.json``).
 
@@ -799,27 +799,21 @@ def _one_pass(root: Path, rows: Sequence[dict[str, Any]], detailed: set[str], ca
     ``traces.json`` as :func:`load_traces` would (the analysis then reads it) and return the packed bodies
     of the ``detailed`` keys that ``bodies`` does not hold, by key (in the report's order, so the same
     bytes). Nothing is read when ``traces.json`` is valid. ``seen``: as :func:`load_traces`'s."""
-    from fairarena.report.bodycache import transcript_fingerprint
-
     recs = _selected(root, None, None, None, rows)
     digest = _traces_digest(recs)
     if _cached_traces(root, digest) is not None:
         return {}
+    # the bodies to build (a cached one: _debate_item takes it from the cache), with their fingerprints
+    need = {r["key"]: fp for r, fp in _missing_bodies(root, [r for r in recs if r["key"] in detailed], bodies)}
     traces, out = [], {}
     for r in recs:
         entries = _read_noting(root, r, seen)
         traces.append(trace_of(r, entries))
         key = r["key"]
-        if key not in detailed or key in out:
-            continue
-        fp = None
-        if bodies is not None:
-            fp = transcript_fingerprint(root / r["transcript"], r.get("transcript_sha256"))
-            if bodies.get(key, fp) is not None:
-                continue                          # cached: _debate_item takes it from the cache
-        out[key] = packed = packer.pack(_body_blocks(entries, cache))
-        if bodies is not None:
-            bodies.put(key, fp, packed)
+        if key in need and key not in out:
+            out[key] = packed = packer.pack(_body_blocks(entries, cache))
+            if bodies is not None:
+                bodies.put(key, need[key], packed)
     _save_traces(root, digest, traces)
     return out
 
@@ -923,7 +917,7 @@ def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
     from fairarena.study.noise import extras_sections, noise_summary
     from fairarena.study.store import read_study
     from fairarena.report import (DrillDown, FigureBlock, KeyValues, Preformatted, Report, Section, Text,
-                                  joint_vs_sides_figure, means_figure, slopegraph_figure)
+                                  joint_vs_sides_figure, means_figure, slopegraph_figure, svg_of)
 
     from fairarena.report.background import Background, render_figures, use_child
     from fairarena.report.bodycache import FILE as BODIES, BodyCache
@@ -990,8 +984,7 @@ def _build_duel_report(root: str | Path, *, test: str = "auto", holm: bool = Fal
                                "grey: one debate, coloured: the mean per framework.", "slopegraphs round 1, final, joint")
         away = [n for n in specs if n in ("joint", "slopes")] if two else []     # the densest: to a child
         children.append(fig_job := render_figures([specs[n][0] for n in away], jobs=jobs))
-        svgs = dict(zip((here := [n for n in specs if n not in away]),
-                        render_figures([specs[n][0] for n in here], jobs=1).result()))
+        svgs = {n: svg_of(specs[n][0]()) for n in specs if n not in away}     # the others: drawn here
         if body_job is not None:          # the bodies the child built: into the page and the cache
             pre.update(built := body_job.result())
             if bodies is not None:

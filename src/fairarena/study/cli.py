@@ -201,7 +201,6 @@ def _check_jobs(jobs: Optional[int]) -> None:
         check_int(jobs, "--jobs", low=1, high=2, unit="processes")
 
 
-
 @study_app.command("stats")
 @cli_errors
 def stats_cmd(

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from fairarena.errors import FairArenaError, InputError
+from fairarena.errors import FairArenaError, InputError, interrupt_of
 from fairarena.fsutil import atomic_write_bytes, atomic_write_json, atomic_write_text, json_default, loads_json
 from fairarena.study.design import DebateTask, StudyConfig, cohort_of, expand, prompt_version
 from fairarena.llm.wrappers import LimitedModel  # noqa: F401 - the server limit lives in the model layer now
@@ -548,8 +548,6 @@ def folder_lock(root: Path, command: str = "study run") -> Iterator[dict[str, An
         try:
             yield state
         except BaseException as exc:
-            from fairarena.errors import interrupt_of
-
             status = "interrupted" if interrupt_of(exc) is not None else "failed"
             atomic_write_json(root / ".run.json", {**manifest, "status": status, "finished": _now(),
                                                    "reason": f"{type(exc).__name__}: {exc}"[:500]})
